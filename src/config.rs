@@ -1,0 +1,204 @@
+//! Run-time settings, read once from `HEAPMPI_*` environment variables.
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI | off |
+//! | `HEAPMPI_HEAP_SIZE` | shared-heap part per node-local rank (bytes, or with K/M/G/T) | 64G |
+//! | `HEAPMPI_STATS=1` | per-rank report on stderr at `MPI_Finalize` | off |
+//! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
+//! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
+//!
+//! The snapshot is taken when the library is loaded (see `lib.rs`), so a
+//! program that edits its environment later does not change heapmpi's
+//! behaviour half-way; if the constructor did not run (static linking into an
+//! unusual runtime) it is taken on first use instead.
+
+use std::sync::OnceLock;
+
+/// Default shared-heap part per local rank. The region is virtual and pages
+/// are committed only as the allocator grows into them, so a large default
+/// costs address space only (47 bits = 128 TiB are available).
+pub const DEFAULT_HEAP_SIZE: usize = 64 << 30;
+/// Smallest accepted part (anything smaller is raised to this).
+pub const MIN_HEAP_SIZE: usize = 256 << 10;
+/// Largest accepted part.
+pub const MAX_HEAP_SIZE: usize = 16 << 40;
+
+/// The settings heapmpi runs with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Everything passes through (`HEAPMPI_DISABLE`).
+    pub disable: bool,
+    /// Bytes of shared heap per node-local rank (`HEAPMPI_HEAP_SIZE`).
+    pub heap_size: usize,
+    /// Print per-rank statistics at `MPI_Finalize` (`HEAPMPI_STATS`).
+    pub stats: bool,
+    /// Test only: group world ranks into pretend nodes of this size.
+    pub test_node_size: Option<usize>,
+    /// Test only: how many proposed addresses one rank pretends to have in use.
+    pub test_addr_conflicts: u32,
+    /// Problems found while reading the variables, reported once at init.
+    pub problems: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            disable: false,
+            heap_size: DEFAULT_HEAP_SIZE,
+            stats: false,
+            test_node_size: None,
+            test_addr_conflicts: 0,
+            problems: Vec::new(),
+        }
+    }
+}
+
+/// True for the usual spellings of "on"; false for unset, empty, `0`, `no`,
+/// `off`, `false`.
+fn flag(v: Option<&str>) -> bool {
+    match v.map(str::trim) {
+        None | Some("") => false,
+        Some(s) => !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "0" | "no" | "off" | "false"
+        ),
+    }
+}
+
+/// Parses a byte count such as `4096`, `64K`, `512M`, `2G`, `1T` (binary
+/// multiples; an optional trailing `B`/`iB` is accepted).
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let s = s
+        .strip_suffix("iB")
+        .or_else(|| s.strip_suffix("ib"))
+        .or_else(|| s.strip_suffix('B'))
+        .or_else(|| s.strip_suffix('b'))
+        .unwrap_or(s);
+    let (digits, shift) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 10),
+        'm' | 'M' => (&s[..s.len() - 1], 20),
+        'g' | 'G' => (&s[..s.len() - 1], 30),
+        't' | 'T' => (&s[..s.len() - 1], 40),
+        _ => (s, 0),
+    };
+    let n: usize = digits.trim().parse().ok()?;
+    n.checked_mul(1usize << shift)
+}
+
+impl Config {
+    /// Reads the settings through `get` (the environment, or a table in tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Config {
+        let mut c = Config {
+            disable: flag(get("HEAPMPI_DISABLE").as_deref()),
+            stats: flag(get("HEAPMPI_STATS").as_deref()),
+            ..Config::default()
+        };
+        if let Some(v) = get("HEAPMPI_HEAP_SIZE") {
+            match parse_size(&v) {
+                Some(n) if n == 0 => c
+                    .problems
+                    .push("HEAPMPI_HEAP_SIZE=0 is not a heap size; using the default".into()),
+                Some(n) => c.heap_size = n.clamp(MIN_HEAP_SIZE, MAX_HEAP_SIZE),
+                None => c.problems.push(format!(
+                    "HEAPMPI_HEAP_SIZE={v:?} is not a size (examples: 1073741824, 512M, 2G); using the default"
+                )),
+            }
+        }
+        if let Some(v) = get("HEAPMPI_TEST_NODE_SIZE") {
+            match v.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => c.test_node_size = Some(n),
+                _ => c.problems.push(format!(
+                    "HEAPMPI_TEST_NODE_SIZE={v:?} is not a positive integer; ignored"
+                )),
+            }
+        }
+        if let Some(v) = get("HEAPMPI_TEST_ADDR_CONFLICTS") {
+            match v.trim().parse::<u32>() {
+                Ok(n) => c.test_addr_conflicts = n,
+                Err(_) => c.problems.push(format!(
+                    "HEAPMPI_TEST_ADDR_CONFLICTS={v:?} is not a count; ignored"
+                )),
+            }
+        }
+        c
+    }
+
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Config {
+        Config::from_lookup(|k| std::env::var(k).ok())
+    }
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The process's settings (read on first call).
+pub fn get() -> &'static Config {
+    CONFIG.get_or_init(Config::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Config {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64K"), Some(64 << 10));
+        assert_eq!(parse_size("512m"), Some(512 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1TB"), Some(1 << 40));
+        assert_eq!(parse_size(" 8 M "), Some(8 << 20));
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("G"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("1.5G"), None);
+        assert_eq!(parse_size("99999999999999999999T"), None);
+        assert_eq!(parse_size("18014398509481984T"), None); // overflows
+    }
+
+    #[test]
+    fn defaults_and_flags() {
+        let c = cfg(&[]);
+        assert_eq!(c, Config::default());
+        assert!(cfg(&[("HEAPMPI_DISABLE", "1")]).disable);
+        assert!(cfg(&[("HEAPMPI_DISABLE", "yes")]).disable);
+        assert!(!cfg(&[("HEAPMPI_DISABLE", "0")]).disable);
+        assert!(!cfg(&[("HEAPMPI_DISABLE", "")]).disable);
+        assert!(!cfg(&[("HEAPMPI_STATS", "off")]).stats);
+        assert!(cfg(&[("HEAPMPI_STATS", "1")]).stats);
+    }
+
+    #[test]
+    fn heap_size_bounds_and_problems() {
+        assert_eq!(cfg(&[("HEAPMPI_HEAP_SIZE", "4M")]).heap_size, 4 << 20);
+        assert_eq!(cfg(&[("HEAPMPI_HEAP_SIZE", "1K")]).heap_size, MIN_HEAP_SIZE);
+        assert_eq!(
+            cfg(&[("HEAPMPI_HEAP_SIZE", "1000T")]).heap_size,
+            MAX_HEAP_SIZE
+        );
+        let c = cfg(&[("HEAPMPI_HEAP_SIZE", "lots")]);
+        assert_eq!(c.heap_size, DEFAULT_HEAP_SIZE);
+        assert_eq!(c.problems.len(), 1);
+        let c = cfg(&[
+            ("HEAPMPI_TEST_NODE_SIZE", "0"),
+            ("HEAPMPI_TEST_ADDR_CONFLICTS", "x"),
+        ]);
+        assert_eq!(c.test_node_size, None);
+        assert_eq!(c.problems.len(), 2);
+        assert_eq!(
+            cfg(&[("HEAPMPI_TEST_NODE_SIZE", "2")]).test_node_size,
+            Some(2)
+        );
+    }
+}

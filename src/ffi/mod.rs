@@ -1,0 +1,45 @@
+//! Every C symbol heapmpi exports, and nothing else.
+//!
+//! Each entry point is written once with [`c_exports!`], which defines it
+//! under its own name (found by `LD_PRELOAD` interposition) and again as
+//! `__wrap_NAME` (reached through `-Wl,--wrap=NAME`, see `linker-scripts/`).
+//! Bodies are one call into the Rust modules that hold the logic. In unit
+//! tests the symbols are not exported, so the test binary keeps glibc's
+//! malloc.
+
+/// Defines `extern "C"` entry points under their own names and, in the
+/// `wrap` submodule, under `__wrap_` names.
+macro_rules! c_exports {
+    ($( $(#[doc = $doc:expr])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block )*) => {
+        $(
+            $(#[doc = $doc])*
+            ///
+            /// # Safety
+            /// The C contract of the function of the same name.
+            #[cfg_attr(not(test), no_mangle)]
+            #[allow(non_snake_case)]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
+        )*
+
+        /// The same entry points under `__wrap_` names.
+        pub mod wrap {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[doc = concat!("`__wrap_", stringify!($name), "`, for `-Wl,--wrap=", stringify!($name), "`.")]
+                ///
+                /// # Safety
+                /// As the plain entry point.
+                #[cfg_attr(not(test), export_name = concat!("__wrap_", stringify!($name)))]
+                #[allow(non_snake_case)]
+                pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+                    // SAFETY: same contract as the plain entry point.
+                    unsafe { super::$name($($arg),*) }
+                }
+            )*
+        }
+    };
+}
+
+pub mod malloc;
+pub mod mpi;

@@ -1,0 +1,403 @@
+//! The malloc family over the shared heap, with glibc as the fallback.
+//!
+//! Until [`activate`] runs (at `MPI_Init`), and whenever the shared heap
+//! cannot serve a request, allocations come from glibc. Frees and size
+//! queries are routed by address, so a block keeps working whichever side it
+//! came from:
+//!
+//! | address | owner | `free` |
+//! |---|---|---|
+//! | in this rank's part | this rank's dlmalloc | returned to it |
+//! | elsewhere in the region | another rank (or, in a forked child, the parent) | left alone |
+//! | outside the region | glibc | `__libc_free` |
+//!
+//! Each rank allocates only from its own part, so the dlmalloc instance needs
+//! no cross-process lock; a process-local mutex serialises the rank's threads.
+//!
+//! After `fork()` the child still maps the region (pre-fork pointers stay
+//! readable, e.g. for the arguments of an `exec`), but it must never allocate
+//! from or free into the parent's heap: the child handler turns the region
+//! into "foreign" memory and all its new allocations go to glibc.
+
+pub mod arena;
+pub mod region;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use dlmalloc::Dlmalloc;
+
+use crate::stats;
+use crate::sys::glibc;
+use arena::{Arena, Backing};
+
+/// The alignment every `malloc` result has (that of `max_align_t`).
+pub const MIN_ALIGN: usize = 16;
+
+/// Whether new allocations should try the shared heap. Set (Release) by
+/// [`activate`] after the bounds below and the arena are configured;
+/// loaded with Acquire by allocation paths, which then see those writes.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// `[REGION_LO, REGION_HI)`: the whole shared region (0, 0 until active).
+/// Written before the Release store of `ACTIVE`, never changed afterwards.
+static REGION_LO: AtomicUsize = AtomicUsize::new(0);
+static REGION_HI: AtomicUsize = AtomicUsize::new(0);
+/// `[MINE_LO, MINE_HI)`: this rank's part (0, 0 until active and in a
+/// forked child). A pointer can only be in this range if it was returned by
+/// an allocation that happened after activation, and the program's own
+/// synchronisation orders that allocation before any `free` of it, so
+/// Relaxed loads see the bounds.
+static MINE_LO: AtomicUsize = AtomicUsize::new(0);
+static MINE_HI: AtomicUsize = AtomicUsize::new(0);
+
+/// This rank's dlmalloc instance over its part of the region.
+static DL: Mutex<Dlmalloc<Arena>> = Mutex::new(Dlmalloc::new_with_allocator(Arena::empty()));
+
+/// Whether the "heap full" warning has been printed by this process.
+static FULL_WARNED: AtomicBool = AtomicBool::new(false);
+
+fn dl() -> MutexGuard<'static, Dlmalloc<Arena>> {
+    // With panic=abort nothing can poison the lock; accept it either way.
+    DL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Who owns the memory at an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// This rank's part of the shared heap.
+    Mine,
+    /// The shared region, but not this process's to free.
+    Foreign,
+    /// glibc (or not heap memory at all: null).
+    Glibc,
+}
+
+/// Classifies `p` by address.
+#[inline]
+pub fn owner(p: *const u8) -> Owner {
+    let a = p as usize;
+    if a >= MINE_LO.load(Ordering::Relaxed) && a < MINE_HI.load(Ordering::Relaxed) {
+        Owner::Mine
+    } else if a >= REGION_LO.load(Ordering::Relaxed) && a < REGION_HI.load(Ordering::Relaxed) {
+        Owner::Foreign
+    } else {
+        Owner::Glibc
+    }
+}
+
+/// Whether the shared heap serves new allocations.
+#[inline]
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::Acquire)
+}
+
+/// Starts serving allocations from `[mine_lo, mine_hi)` inside the region
+/// `[lo, hi)`, committing pages through `backing`.
+pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: Backing) {
+    dl().allocator().configure(mine_lo, mine_hi, backing);
+    REGION_LO.store(lo, Ordering::Relaxed);
+    REGION_HI.store(hi, Ordering::Relaxed);
+    MINE_LO.store(mine_lo, Ordering::Relaxed);
+    MINE_HI.store(mine_hi, Ordering::Relaxed);
+    // Release: publishes the bounds and the configured arena to every thread
+    // that sees ACTIVE == true with an Acquire load.
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// Called in the child after `fork()` (single-threaded at that point, so
+/// Relaxed stores are visible to everything the child does next): the
+/// parent's heap becomes read-only foreign memory for the child.
+pub fn on_fork_child() {
+    ACTIVE.store(false, Ordering::Relaxed);
+    MINE_LO.store(0, Ordering::Relaxed);
+    MINE_HI.store(0, Ordering::Relaxed);
+}
+
+/// Bytes handed to the rank's dlmalloc and committed, for the report.
+pub fn arena_usage() -> (usize, usize) {
+    let d = dl();
+    (d.allocator().in_use(), d.allocator().committed())
+}
+
+#[cold]
+#[inline(never)]
+fn note_fallback() {
+    stats::FALLBACKS.add(1);
+    if !FULL_WARNED.swap(true, Ordering::Relaxed) {
+        let (lo, hi) = (
+            MINE_LO.load(Ordering::Relaxed),
+            MINE_HI.load(Ordering::Relaxed),
+        );
+        crate::eprint_noalloc!(
+            "heapmpi: warning: this rank's shared heap ({}) is full or /dev/shm is out of space; \
+             allocations that do not fit now come from private memory (raise HEAPMPI_HEAP_SIZE \
+             or the size of /dev/shm)",
+            stats::Bytes((hi - lo) as u64)
+        );
+    }
+}
+
+/// Allocates from this rank's part; null if full (or not active).
+#[inline]
+fn shared_alloc(align: usize, size: usize, zero: bool) -> *mut u8 {
+    let mut d = dl();
+    // SAFETY: `align` is a power of two (callers normalise it); the instance
+    // is only used under its lock.
+    let p = unsafe {
+        if zero {
+            d.calloc(size, align)
+        } else {
+            d.c_memalign(align, size)
+        }
+    };
+    drop(d);
+    if !p.is_null() {
+        stats::SHARED_ALLOCS.add(1);
+        stats::SHARED_BYTES.add(size as u64);
+    }
+    p
+}
+
+#[inline]
+fn count_glibc(p: *mut u8, size: usize) -> *mut u8 {
+    if !p.is_null() {
+        stats::GLIBC_ALLOCS.add(1);
+        stats::GLIBC_BYTES.add(size as u64);
+    }
+    p
+}
+
+/// `malloc`.
+#[inline]
+pub fn malloc(size: usize) -> *mut u8 {
+    if is_active() {
+        let p = shared_alloc(MIN_ALIGN, size, false);
+        if !p.is_null() {
+            return p;
+        }
+        note_fallback();
+    }
+    count_glibc(glibc::malloc(size), size)
+}
+
+/// `calloc`.
+pub fn calloc(nmemb: usize, size: usize) -> *mut u8 {
+    let Some(total) = nmemb.checked_mul(size) else {
+        crate::sys::set_errno(libc::ENOMEM);
+        return core::ptr::null_mut();
+    };
+    if is_active() {
+        let p = shared_alloc(MIN_ALIGN, total, true);
+        if !p.is_null() {
+            return p;
+        }
+        note_fallback();
+    }
+    count_glibc(glibc::calloc(nmemb, size), total)
+}
+
+/// `memalign` with glibc's argument handling: alignments up to 16 give plain
+/// `malloc` alignment, others are rounded up to a power of two.
+pub fn memalign(align: usize, size: usize) -> *mut u8 {
+    if align <= MIN_ALIGN {
+        return malloc(size);
+    }
+    let Some(align) = align
+        .checked_next_power_of_two()
+        .filter(|&a| a <= isize::MAX as usize / 2 + 1)
+    else {
+        crate::sys::set_errno(libc::EINVAL);
+        return core::ptr::null_mut();
+    };
+    if is_active() {
+        let p = shared_alloc(align, size, false);
+        if !p.is_null() {
+            return p;
+        }
+        note_fallback();
+    }
+    count_glibc(glibc::memalign(align, size), size)
+}
+
+/// `posix_memalign`: EINVAL unless `align` is a power of two multiple of
+/// `sizeof(void *)`; ENOMEM if no memory; `*out` untouched on error.
+///
+/// # Safety
+/// `out` must be valid for a pointer write.
+pub unsafe fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> i32 {
+    if align % core::mem::size_of::<usize>() != 0 || !align.is_power_of_two() {
+        return libc::EINVAL;
+    }
+    let saved = crate::sys::errno();
+    let p = memalign(align, size);
+    if p.is_null() {
+        crate::sys::set_errno(saved);
+        return libc::ENOMEM;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { out.write(p) };
+    0
+}
+
+/// `valloc`: page-aligned.
+pub fn valloc(size: usize) -> *mut u8 {
+    if is_active() {
+        return memalign(crate::sys::page_size(), size);
+    }
+    count_glibc(glibc::valloc(size), size)
+}
+
+/// `pvalloc`: page-aligned, size rounded up to whole pages.
+pub fn pvalloc(size: usize) -> *mut u8 {
+    if is_active() {
+        let page = crate::sys::page_size();
+        let Some(rounded) = size.checked_add(page - 1).map(|s| s & !(page - 1)) else {
+            crate::sys::set_errno(libc::ENOMEM);
+            return core::ptr::null_mut();
+        };
+        return memalign(page, rounded.max(page));
+    }
+    count_glibc(glibc::pvalloc(size), size)
+}
+
+/// `free`.
+///
+/// # Safety
+/// `p` is null or a live block from this allocator (either side).
+#[inline]
+pub unsafe fn free(p: *mut u8) {
+    match owner(p) {
+        Owner::Mine => {
+            stats::SHARED_FREES.add(1);
+            // SAFETY: `p` is a live block of this rank's dlmalloc instance.
+            unsafe { dl().c_free(p) };
+        }
+        Owner::Foreign => stats::FOREIGN_FREES.add(1),
+        Owner::Glibc => {
+            if !p.is_null() {
+                stats::GLIBC_FREES.add(1);
+                // SAFETY: outside the region, so a glibc block by the contract.
+                unsafe { glibc::free(p) };
+            }
+        }
+    }
+}
+
+/// `malloc_usable_size`.
+///
+/// # Safety
+/// `p` is null or a live block from this allocator (either side).
+pub unsafe fn usable_size(p: *mut u8) -> usize {
+    if p.is_null() {
+        return 0;
+    }
+    match owner(p) {
+        // SAFETY: a live dlmalloc block (this rank's or another's; the header
+        // word is readable in the shared mapping either way).
+        Owner::Mine | Owner::Foreign => unsafe { arena::usable_size(p) },
+        // SAFETY: a live glibc block.
+        Owner::Glibc => unsafe { glibc::usable_size(p) },
+    }
+}
+
+/// Copies the old block's contents into a fresh block from `malloc(size)`;
+/// the old block is not freed. Null (and errno ENOMEM) if no memory.
+///
+/// # Safety
+/// `p` is a live block whose usable size is `old_usable`.
+unsafe fn move_to_new(p: *mut u8, old_usable: usize, size: usize) -> *mut u8 {
+    let q = malloc(size);
+    if !q.is_null() {
+        // SAFETY: both blocks are live, distinct, and at least min(...) long.
+        unsafe { core::ptr::copy_nonoverlapping(p, q, old_usable.min(size)) };
+    }
+    q
+}
+
+/// `realloc` (glibc semantics: `realloc(NULL, n)` is `malloc(n)`,
+/// `realloc(p, 0)` frees `p` and returns NULL; on failure `p` stays valid).
+///
+/// Blocks move between glibc and the shared heap as needed: a glibc block
+/// reallocated while the heap is active moves into it; a shared block that
+/// cannot grow because the part is full moves to glibc; a foreign block (in a
+/// forked child) is copied to new memory and left in place.
+///
+/// # Safety
+/// `p` is null or a live block from this allocator (either side).
+pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        return malloc(size);
+    }
+    if size == 0 {
+        // SAFETY: forwarded from the caller.
+        unsafe { free(p) };
+        return core::ptr::null_mut();
+    }
+    match owner(p) {
+        Owner::Mine => {
+            // SAFETY: `p` is a live block of this rank's instance.
+            let q = unsafe { dl().c_realloc(p, size) };
+            if !q.is_null() {
+                stats::SHARED_ALLOCS.add(1);
+                stats::SHARED_BYTES.add(size as u64);
+                return q;
+            }
+            note_fallback();
+            // SAFETY: `p` is live and owned by this rank.
+            let old = unsafe { arena::usable_size(p) };
+            let q = glibc::malloc(size);
+            if q.is_null() {
+                crate::sys::set_errno(libc::ENOMEM);
+                return q;
+            }
+            count_glibc(q, size);
+            stats::MIGRATIONS.add(1);
+            // SAFETY: both live, distinct; then `p` is freed exactly once.
+            unsafe {
+                core::ptr::copy_nonoverlapping(p, q, old.min(size));
+                free(p);
+            }
+            q
+        }
+        Owner::Glibc => {
+            if is_active() {
+                let q = shared_alloc(MIN_ALIGN, size, false);
+                if !q.is_null() {
+                    stats::MIGRATIONS.add(1);
+                    stats::GLIBC_FREES.add(1);
+                    // SAFETY: `p` is a live glibc block; copy then free it once.
+                    unsafe {
+                        let old = glibc::usable_size(p);
+                        core::ptr::copy_nonoverlapping(p, q, old.min(size));
+                        glibc::free(p);
+                    }
+                    return q;
+                }
+                note_fallback();
+            }
+            // SAFETY: a live glibc block.
+            count_glibc(unsafe { glibc::realloc(p, size) }, size)
+        }
+        Owner::Foreign => {
+            // SAFETY: a live dlmalloc block; its header is readable.
+            let old = unsafe { arena::usable_size(p) };
+            // SAFETY: `p` is live with `old` usable bytes.
+            unsafe { move_to_new(p, old, size) }
+        }
+    }
+}
+
+/// `reallocarray`: `realloc(p, nmemb * size)` with an overflow check.
+///
+/// # Safety
+/// As [`realloc`].
+pub unsafe fn reallocarray(p: *mut u8, nmemb: usize, size: usize) -> *mut u8 {
+    match nmemb.checked_mul(size) {
+        // SAFETY: forwarded from the caller.
+        Some(total) => unsafe { realloc(p, total) },
+        None => {
+            crate::sys::set_errno(libc::ENOMEM);
+            core::ptr::null_mut()
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! heapmpi: one-copy MPI point-to-point between ranks on the same node,
+//! without recompiling the program.
+//!
+//! The library overrides the malloc family so that every node-local rank's
+//! heap lives in one shared-memory region mapped at the same virtual address
+//! in all of them, and intercepts MPI calls through the profiling interface
+//! (`PMPI_*`). It is reached with `LD_PRELOAD` (`wrappers/heapmpirun`) or by
+//! linking with `-Wl,--wrap` (`wrappers/heapmpicc`).
+//!
+//! Layout: [`ffi`] holds every exported C symbol (thin); [`heap`] the
+//! allocator and the shared region; [`mpi`] start-up and shut-down; [`sys`]
+//! every OS call; [`config`] and [`stats`] the settings and counters.
+
+#![warn(missing_docs, unsafe_op_in_unsafe_fn)]
+
+pub mod config;
+pub mod ffi;
+pub mod heap;
+pub mod mpi;
+pub mod stats;
+pub mod sys;
+
+/// heapmpi's own Rust allocations go straight to glibc (see
+/// [`sys::glibc::GlibcAlloc`]).
+#[global_allocator]
+static GLOBAL: sys::glibc::GlibcAlloc = sys::glibc::GlibcAlloc;
+
+extern "C" fn fork_child() {
+    heap::on_fork_child();
+}
+
+/// Load-time set-up: snapshot the configuration, switch counting on if asked,
+/// and register the fork handler. Nothing here touches MPI or the heap.
+#[ctor::ctor]
+unsafe fn load() {
+    stats::enable(config::get().stats);
+    // SAFETY: registering a plain function with no captured state.
+    unsafe { libc::pthread_atfork(None, None, Some(fork_child)) };
+}

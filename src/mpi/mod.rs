@@ -1,0 +1,331 @@
+//! heapmpi's side of `MPI_Init` and `MPI_Finalize`.
+//!
+//! After the real `PMPI_Init*` succeeds: agree with the other ranks on
+//! whether heapmpi runs at all (so a rank with a different environment can
+//! never leave the others waiting in a collective), find the node-local ranks
+//! (`MPI_COMM_TYPE_SHARED`, or pretend nodes for tests), set the shared
+//! region up over them ([`crate::heap::region::establish`]), switch the
+//! allocator over, and make sure a failure is reported once per job.
+//! Before the real `PMPI_Finalize`: print the `HEAPMPI_STATS` report.
+//!
+//! Only `PMPI_*` entry points are called here, directly (the MPI library is
+//! linked into heapmpi), never through `dlsym`.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::fmt::Write as _;
+use std::sync::OnceLock;
+
+use mpi_sys as ffi;
+
+use crate::config;
+use crate::heap::{self, arena::Backing, region};
+use crate::stats;
+use crate::sys::out::LineBuf;
+
+/// An MPI communicator handle kept in a static. Open MPI's handles are
+/// pointers, hence not `Send`/`Sync` by default.
+#[derive(Clone, Copy)]
+pub struct Comm(pub ffi::MPI_Comm);
+
+// SAFETY: an MPI handle is a process-wide identifier; MPI defines which
+// threads may use it, and heapmpi only uses it from the threads that call
+// MPI_Init/MPI_Finalize.
+unsafe impl Send for Comm {}
+// SAFETY: as above.
+unsafe impl Sync for Comm {}
+
+/// What `MPI_Init` found and did; set once.
+pub struct InitOutcome {
+    /// Rank in `MPI_COMM_WORLD`.
+    pub world_rank: i32,
+    /// Size of `MPI_COMM_WORLD`.
+    pub world_size: i32,
+    /// Rank among the node-local ranks (0 if unknown).
+    pub local_rank: i32,
+    /// Number of node-local ranks (1 if unknown).
+    pub nlocal: i32,
+    /// The node-local communicator, if one was made.
+    pub node_comm: Option<Comm>,
+    /// The region, or why there is none.
+    pub heap: Result<region::Region, region::Inactive>,
+}
+
+static OUTCOME: OnceLock<InitOutcome> = OnceLock::new();
+
+/// What `MPI_Init` did, once it has run.
+pub fn outcome() -> Option<&'static InitOutcome> {
+    OUTCOME.get()
+}
+
+/// The node-local ranks as a [`region::NodeComm`].
+struct MpiNode {
+    comm: ffi::MPI_Comm,
+    rank: usize,
+    size: usize,
+}
+
+impl region::NodeComm for MpiNode {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn bcast(&self, buf: &mut [u8], root: usize) -> bool {
+        // SAFETY: `buf` is valid for `len` bytes; every local rank calls this
+        // with the same length and root (the protocol is symmetric).
+        unsafe {
+            ffi::PMPI_Bcast(
+                buf.as_mut_ptr().cast(),
+                buf.len() as c_int,
+                ffi::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == 0
+        }
+    }
+    fn all(&self, ok: bool) -> bool {
+        let mine: i32 = ok as i32;
+        let mut all: i32 = 0;
+        // SAFETY: one int in, one int out, same call on every local rank.
+        let rc = unsafe {
+            ffi::PMPI_Allreduce(
+                (&mine as *const i32).cast(),
+                (&mut all as *mut i32).cast(),
+                1,
+                ffi::RSMPI_INT32_T,
+                ffi::RSMPI_MIN,
+                self.comm,
+            )
+        };
+        rc == 0 && all == 1
+    }
+}
+
+/// All-reduce of a few `i32`s over `MPI_COMM_WORLD`.
+fn world_allreduce(vals: &mut [i32], op: ffi::MPI_Op) -> bool {
+    let send = vals.to_vec();
+    // SAFETY: both buffers hold `vals.len()` ints; called on every rank.
+    unsafe {
+        ffi::PMPI_Allreduce(
+            send.as_ptr() as *const c_void,
+            vals.as_mut_ptr() as *mut c_void,
+            vals.len() as c_int,
+            ffi::RSMPI_INT32_T,
+            op,
+            ffi::RSMPI_COMM_WORLD,
+        ) == 0
+    }
+}
+
+/// Runs after a successful `PMPI_Init`/`PMPI_Init_thread` on this rank.
+pub fn after_init() {
+    let cfg = config::get();
+    let (mut world_rank, mut world_size) = (0, 1);
+    // SAFETY: MPI is initialised; the out-pointers are valid ints.
+    unsafe {
+        ffi::PMPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut world_rank);
+        ffi::PMPI_Comm_size(ffi::RSMPI_COMM_WORLD, &mut world_size);
+    }
+    let mut out = InitOutcome {
+        world_rank,
+        world_size,
+        local_rank: 0,
+        nlocal: 1,
+        node_comm: None,
+        heap: Err(region::Inactive::MpiFailed),
+    };
+
+    // Agree on the switches first: if any rank is disabled, all are.
+    let tns = cfg.test_node_size.unwrap_or(0).min(i32::MAX as usize) as i32;
+    let mut sw = [cfg.disable as i32, tns];
+    let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
+    if world_rank == 0 {
+        for p in &cfg.problems {
+            crate::eprint_noalloc!("heapmpi: warning: {p}");
+        }
+    }
+    if !agreed {
+        finish(out);
+        return;
+    }
+    if sw[0] != 0 {
+        out.heap = Err(region::Inactive::Disabled);
+        finish(out);
+        return;
+    }
+
+    let mut node: ffi::MPI_Comm = unsafe { ffi::RSMPI_COMM_NULL };
+    // SAFETY: MPI is initialised; `node` receives a new communicator.
+    let rc = unsafe {
+        if sw[1] > 0 {
+            ffi::PMPI_Comm_split(
+                ffi::RSMPI_COMM_WORLD,
+                world_rank / sw[1],
+                world_rank,
+                &mut node,
+            )
+        } else {
+            ffi::PMPI_Comm_split_type(
+                ffi::RSMPI_COMM_WORLD,
+                ffi::RSMPI_COMM_TYPE_SHARED as c_int,
+                world_rank,
+                ffi::RSMPI_INFO_NULL,
+                &mut node,
+            )
+        }
+    };
+    if rc == 0 {
+        let (mut lr, mut ln) = (0, 1);
+        // SAFETY: `node` is a valid communicator.
+        unsafe {
+            ffi::PMPI_Comm_rank(node, &mut lr);
+            ffi::PMPI_Comm_size(node, &mut ln);
+        }
+        out.local_rank = lr;
+        out.nlocal = ln;
+        out.node_comm = Some(Comm(node));
+        out.heap = if ln <= 1 {
+            Err(region::Inactive::SingleRank)
+        } else {
+            let comm = MpiNode {
+                comm: node,
+                rank: lr as usize,
+                size: ln as usize,
+            };
+            region::establish(&comm, cfg.heap_size, cfg.test_addr_conflicts)
+        };
+    }
+
+    if let Ok(r) = &out.heap {
+        let (lo, hi) = r.my_part();
+        heap::activate(
+            r.base,
+            r.base + r.layout.total,
+            lo,
+            hi,
+            Backing::Shm {
+                fd: r.fd,
+                file_base: r.base,
+            },
+        );
+    }
+
+    // One warning per job: the lowest world rank whose node failed speaks.
+    let failed = matches!(&out.heap, Err(e) if e.is_failure());
+    let mut first = [if failed { world_rank } else { i32::MAX }];
+    if world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN }) && first[0] == world_rank {
+        if let Err(e) = &out.heap {
+            crate::eprint_noalloc!(
+                "heapmpi: warning: shared heap unavailable ({e}) on the node of rank {world_rank}; \
+                 running without acceleration there"
+            );
+        }
+    }
+    finish(out);
+}
+
+fn finish(out: InitOutcome) {
+    let _ = OUTCOME.set(out);
+}
+
+/// Runs before the real `PMPI_Finalize`.
+pub fn before_finalize() {
+    if config::get().stats {
+        report();
+    }
+    if let Some(o) = outcome() {
+        if let Some(Comm(mut c)) = o.node_comm {
+            // SAFETY: the node communicator was created by `after_init` and
+            // is not used after this point.
+            unsafe { ffi::PMPI_Comm_free(&mut c) };
+        }
+    }
+}
+
+/// Writes this rank's `HEAPMPI_STATS` line to stderr.
+pub fn report() {
+    let mut line = LineBuf::new();
+    let _ = write_report(&mut line);
+    let _ = line.write_str("\n");
+    line.emit();
+}
+
+fn write_report(w: &mut LineBuf) -> core::fmt::Result {
+    let Some(o) = outcome() else {
+        write!(
+            w,
+            "heapmpi[?]: inactive ({}) ",
+            region::Inactive::NotInitialized
+        )?;
+        return stats::write_counters(w);
+    };
+    write!(w, "heapmpi[{}/{}]: ", o.world_rank, o.world_size)?;
+    match &o.heap {
+        Ok(r) if heap::is_active() => {
+            let (lo, hi) = r.my_part();
+            let (in_use, committed) = heap::arena_usage();
+            write!(
+                w,
+                "active local={}/{} base={:#x} region={} part=[{:#x},{:#x}) part_size={} \
+                 arena_in_use={} committed={} shm={} (unlinked) rounds={} ",
+                o.local_rank,
+                o.nlocal,
+                r.base,
+                stats::Bytes(r.layout.total as u64),
+                lo,
+                hi,
+                stats::Bytes((hi - lo) as u64),
+                stats::Bytes(in_use as u64),
+                stats::Bytes(committed as u64),
+                r.name.as_str(),
+                r.rounds
+            )?;
+        }
+        Ok(_) => write!(w, "inactive (forked child) ")?,
+        Err(e) => write!(w, "inactive ({e}) local={}/{} ", o.local_rank, o.nlocal)?,
+    }
+    stats::write_counters(w)
+}
+
+/// `MPI_Init`.
+///
+/// # Safety
+/// As `MPI_Init`.
+pub unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe { ffi::PMPI_Init(argc, argv) };
+    if rc == 0 {
+        after_init();
+    }
+    rc
+}
+
+/// `MPI_Init_thread`.
+///
+/// # Safety
+/// As `MPI_Init_thread`.
+pub unsafe fn init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe { ffi::PMPI_Init_thread(argc, argv, required, provided) };
+    if rc == 0 {
+        after_init();
+    }
+    rc
+}
+
+/// `MPI_Finalize`.
+///
+/// # Safety
+/// As `MPI_Finalize`.
+pub unsafe fn finalize() -> c_int {
+    before_finalize();
+    // SAFETY: forwarded from the caller. The shared heap stays mapped: the
+    // program may free memory after finalize.
+    unsafe { ffi::PMPI_Finalize() }
+}

@@ -1,0 +1,66 @@
+//! Everything that talks to the operating system: glibc's allocator, shared
+//! memory objects, address-space reservations, and raw stderr output. The
+//! rest of heapmpi calls these and never `libc` directly for these jobs.
+
+pub mod glibc;
+pub mod out;
+pub mod shm;
+pub mod vm;
+
+/// The system page size (fixed for the life of the process).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+/// Fills `buf` with random bytes from the kernel (`getrandom`), falling back
+/// to a mix of time and pid if the call is unavailable.
+pub fn random_bytes(buf: &mut [u8]) {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
+        let n = unsafe { libc::getrandom(buf[done..].as_mut_ptr().cast(), buf.len() - done, 0) };
+        if n <= 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    if done < buf.len() {
+        let mut x = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ ((std::process::id() as u64) << 32);
+        for b in &mut buf[done..] {
+            // xorshift64
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+    }
+}
+
+/// A random `u64` (see [`random_bytes`]).
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    random_bytes(&mut b);
+    u64::from_ne_bytes(b)
+}
+
+/// The calling thread's `errno`.
+pub fn errno() -> i32 {
+    // SAFETY: __errno_location always returns the thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets the calling thread's `errno`.
+pub fn set_errno(e: i32) {
+    // SAFETY: as in `errno`.
+    unsafe { *libc::__errno_location() = e }
+}

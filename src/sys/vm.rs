@@ -1,0 +1,84 @@
+//! Address-space reservations and the fixed-address shared mapping.
+//!
+//! A range is first *reserved* with an inaccessible private mapping placed
+//! with `MAP_FIXED_NOREPLACE`, which fails rather than clobbering anything
+//! already there. Once every rank holds the reservation, each maps the shared
+//! object over its own reservation with `MAP_FIXED`: replacing a mapping the
+//! process owns is exactly what `MAP_FIXED` is safe for.
+
+use std::num::NonZeroUsize;
+use std::os::fd::BorrowedFd;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+
+use nix::errno::Errno;
+use nix::sys::mman::{self, MapFlags, ProtFlags};
+
+/// Tries to reserve `[addr, addr+len)`. Returns `false` if any part of it is
+/// in use (or the kernel placed the mapping elsewhere, as kernels older than
+/// 4.17 do when they do not know `MAP_FIXED_NOREPLACE`).
+pub fn reserve_at(addr: usize, len: usize) -> bool {
+    let (Some(a), Some(l)) = (NonZeroUsize::new(addr), NonZeroUsize::new(len)) else {
+        return false;
+    };
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping, so this
+    // cannot invalidate any memory the program uses.
+    let r = unsafe {
+        mman::mmap_anonymous(
+            Some(a),
+            l,
+            ProtFlags::PROT_NONE,
+            MapFlags::MAP_PRIVATE | MapFlags::MAP_NORESERVE | MapFlags::MAP_FIXED_NOREPLACE,
+        )
+    };
+    match r {
+        Ok(p) if p.as_ptr() as usize == addr => true,
+        Ok(p) => {
+            // An old kernel took the flag as a hint: undo the stray mapping.
+            // SAFETY: `p` is the mapping just created, of length `len`.
+            let _ = unsafe { mman::munmap(p, len) };
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// Releases a reservation made by [`reserve_at`] (or a mapping made by
+/// [`map_shared_over`]).
+///
+/// # Safety
+/// `[addr, addr+len)` must be a range this module mapped and nothing else
+/// may refer to it any more.
+pub unsafe fn unmap(addr: usize, len: usize) {
+    if let Some(p) = NonNull::new(addr as *mut libc::c_void) {
+        // SAFETY: forwarded from the caller.
+        let _ = unsafe { mman::munmap(p, len) };
+    }
+}
+
+/// Maps `len` bytes of the shared object `fd` read-write at exactly `addr`,
+/// replacing this process's own reservation there.
+///
+/// # Safety
+/// `[addr, addr+len)` must be a reservation made by [`reserve_at`] in this
+/// process (so `MAP_FIXED` replaces nothing else).
+pub unsafe fn map_shared_over(addr: usize, len: usize, fd: RawFd) -> Result<(), Errno> {
+    let a = NonZeroUsize::new(addr).ok_or(Errno::EINVAL)?;
+    let l = NonZeroUsize::new(len).ok_or(Errno::EINVAL)?;
+    // SAFETY: the descriptor is open for the duration of the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    // SAFETY: by the caller's contract the range is our own reservation, so
+    // MAP_FIXED replaces nothing that anyone else refers to.
+    let p = unsafe {
+        mman::mmap(
+            Some(a),
+            l,
+            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            MapFlags::MAP_SHARED | MapFlags::MAP_FIXED,
+            fd,
+            0,
+        )
+    }?;
+    debug_assert_eq!(p.as_ptr() as usize, addr);
+    Ok(())
+}
