@@ -97,7 +97,7 @@ impl Config {
         };
         if let Some(v) = get("HEAPMPI_HEAP_SIZE") {
             match parse_size(&v) {
-                Some(n) if n == 0 => c
+                Some(0) => c
                     .problems
                     .push("HEAPMPI_HEAP_SIZE=0 is not a heap size; using the default".into()),
                 Some(n) => c.heap_size = n.clamp(MIN_HEAP_SIZE, MAX_HEAP_SIZE),

@@ -25,8 +25,16 @@ pub mod sys;
 #[global_allocator]
 static GLOBAL: sys::glibc::GlibcAlloc = sys::glibc::GlibcAlloc;
 
+extern "C" fn fork_prepare() {
+    heap::fork_prepare();
+}
+
+extern "C" fn fork_parent() {
+    heap::fork_parent();
+}
+
 extern "C" fn fork_child() {
-    heap::on_fork_child();
+    heap::fork_child();
 }
 
 /// Load-time set-up: snapshot the configuration, switch counting on if asked,
@@ -34,6 +42,7 @@ extern "C" fn fork_child() {
 #[ctor::ctor]
 unsafe fn load() {
     stats::enable(config::get().stats);
+    heap::tcache::init();
     // SAFETY: registering a plain function with no captured state.
-    unsafe { libc::pthread_atfork(None, None, Some(fork_child)) };
+    unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }

@@ -6,25 +6,32 @@
 //! dlmalloc merges them into a single segment (its `sys_alloc` extends the top
 //! segment when the new piece starts where the old one ends). When dlmalloc
 //! trims its top chunk it gives the tail back through `free_part`; the arena
-//! lowers the bump pointer, and once more than [`RETAIN`] bytes of committed
-//! pages lie unused above it, gives those pages back to the system.
+//! lowers the bump pointer, and committed pages more than [`RETAIN`] bytes
+//! above it go back to the system once they have stayed unused for
+//! [`PURGE_DELAY_NS`] (checked on the allocator's slow paths).
 //!
 //! Pages are committed (`fallocate`) before they are handed out, in steps of
 //! at least [`COMMIT_STEP`], so a full `/dev/shm` turns into a failed
 //! allocation (and a glibc fallback) instead of a SIGBUS later.
 //!
-//! RATIONALE: keeping up to `RETAIN` committed pages above the bump pointer
-//! makes the common loop "malloc a few MiB, free it" cost no system call,
-//! while a program that frees a large buffer for good still gets its memory
-//! back.
+//! RATIONALE: committing shared memory costs a system call and zeroing
+//! (about 2.5 GB/s on our machines) and giving it back costs as much again,
+//! so the loop "malloc 64 MiB, use it, free it" would pay both every time if
+//! the tail were released at once. Releasing only what has stayed unused
+//! for a while (as mimalloc does) makes such loops free while a program that
+//! frees a large buffer for good still gets its memory back.
 
 use core::cell::Cell;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::sys;
 
-/// Committed-but-unused bytes kept above the bump pointer before releasing.
-pub const RETAIN: usize = 32 << 20;
+/// Committed-but-unused bytes always kept above the bump pointer.
+pub const RETAIN: usize = 16 << 20;
+/// How long committed pages beyond the cushion must stay unused before they
+/// are released.
+pub const PURGE_DELAY_NS: u64 = 500_000_000;
 /// Smallest amount committed at once.
 pub const COMMIT_STEP: usize = 1 << 20;
 
@@ -42,6 +49,12 @@ pub enum Backing {
     },
 }
 
+/// The end of the committed range of this process's arena, mirrored outside
+/// the lock for the fork handler (which must not take the lock: another
+/// thread may have held it when `fork` was called). Relaxed: it is read in
+/// the child, after `fork` has copied the whole address space.
+pub static COMMITTED_END: AtomicUsize = AtomicUsize::new(0);
+
 /// One rank's part of the shared heap, as seen by its dlmalloc instance.
 ///
 /// Invariants: `start <= bump <= end`; `committed` is page-aligned and
@@ -56,6 +69,11 @@ pub struct Arena {
     committed: Cell<usize>,
     backing: Cell<Backing>,
     page: Cell<usize>,
+    /// Monotonic time (ns) since when committed pages beyond the cushion
+    /// have been unused; 0 if there are none.
+    excess_since: Cell<u64>,
+    /// [`PURGE_DELAY_NS`], or 0 in tests.
+    purge_delay: Cell<u64>,
 }
 
 // SAFETY: the arena is only reached through the mutex around its dlmalloc
@@ -72,7 +90,14 @@ impl Arena {
             committed: Cell::new(0),
             backing: Cell::new(Backing::None),
             page: Cell::new(4096),
+            excess_since: Cell::new(0),
+            purge_delay: Cell::new(PURGE_DELAY_NS),
         }
+    }
+
+    /// Sets how long unused committed pages wait before release.
+    pub fn set_purge_delay(&self, ns: u64) {
+        self.purge_delay.set(ns);
     }
 
     /// Points the arena at `[start, end)` (page-aligned) backed by `backing`.
@@ -117,25 +142,48 @@ impl Arena {
                 // program must not see ENOSPC in errno after a good malloc.
                 sys::set_errno(saved);
                 if ok {
-                    self.committed.set(target);
+                    self.set_committed(target);
                 }
                 ok
             }
         }
     }
 
-    /// Releases committed pages above the bump pointer if there are more
-    /// than [`RETAIN`] of them.
-    fn maybe_release(&self) {
-        let keep = self.round_page(self.bump.get());
+    fn set_committed(&self, end: usize) {
+        self.committed.set(end);
+        COMMITTED_END.store(end, Ordering::Relaxed);
+    }
+
+    /// Where committed pages stop being part of the cushion.
+    fn cushion_end(&self) -> usize {
+        self.round_page(self.bump.get()).saturating_add(RETAIN)
+    }
+
+    /// Releases committed pages beyond the cushion if they have stayed
+    /// unused for the purge delay; starts or stops that clock otherwise.
+    /// Cheap unless there is an excess (reads the clock only then).
+    pub fn maybe_purge(&self) {
+        let keep = self.cushion_end();
         let committed = self.committed.get();
-        if committed <= keep || committed - keep <= RETAIN {
+        if committed <= keep {
+            self.excess_since.set(0);
+            return;
+        }
+        let now = sys::monotonic_ns().max(1);
+        let since = self.excess_since.get();
+        if since == 0 {
+            self.excess_since.set(now);
+            if self.purge_delay.get() > 0 {
+                return;
+            }
+        } else if now - since < self.purge_delay.get() {
             return;
         }
         if let Backing::Shm { fd, file_base } = self.backing.get() {
             let saved = sys::errno();
             if sys::shm::release(fd, keep - file_base, committed - keep).is_ok() {
-                self.committed.set(keep);
+                self.set_committed(keep);
+                self.excess_since.set(0);
             }
             sys::set_errno(saved);
         }
@@ -165,6 +213,9 @@ unsafe impl dlmalloc::Allocator for Arena {
             }
         }
         self.bump.set(new_bump);
+        if self.committed.get() <= self.cushion_end() {
+            self.excess_since.set(0);
+        }
         (base as *mut u8, size, 0)
     }
 
@@ -178,7 +229,7 @@ unsafe impl dlmalloc::Allocator for Arena {
             return false;
         }
         self.bump.set(base + newsize);
-        self.maybe_release();
+        self.maybe_purge();
         true
     }
 
@@ -200,6 +251,17 @@ unsafe impl dlmalloc::Allocator for Arena {
     }
 }
 
+/// The dlmalloc chunk size of a live block (its head word without flags).
+///
+/// # Safety
+/// `ptr` must be a live block from a dlmalloc instance over an [`Arena`].
+#[inline]
+pub unsafe fn chunk_size(ptr: *const u8) -> usize {
+    const FLAG_BITS: usize = 7;
+    // SAFETY: a live dlmalloc block is preceded by its chunk's head word.
+    unsafe { ptr.cast::<usize>().sub(1).read() & !FLAG_BITS }
+}
+
 /// Usable bytes of a block that dlmalloc handed out.
 ///
 /// dlmalloc keeps a `head` word (chunk size | flag bits) just before the user
@@ -213,11 +275,8 @@ unsafe impl dlmalloc::Allocator for Arena {
 /// `ptr` must be a live block from a dlmalloc instance over an [`Arena`].
 #[inline]
 pub unsafe fn usable_size(ptr: *const u8) -> usize {
-    const FLAG_BITS: usize = 7;
-    let word = core::mem::size_of::<usize>();
-    // SAFETY: a live dlmalloc block is preceded by its chunk's head word.
-    let head = unsafe { ptr.cast::<usize>().sub(1).read() };
-    (head & !FLAG_BITS) - word
+    // SAFETY: forwarded from the caller.
+    unsafe { chunk_size(ptr) - core::mem::size_of::<usize>() }
 }
 
 #[cfg(test)]
@@ -347,6 +406,7 @@ mod tests {
     fn trimming_releases_pages_beyond_retain() {
         let f = fixture(512 << 20);
         let mut d = dl(&f);
+        d.allocator().set_purge_delay(0);
         // SAFETY: private instance.
         let p = unsafe { d.c_malloc(200 << 20) };
         assert!(!p.is_null());
@@ -368,6 +428,26 @@ mod tests {
         assert_eq!(q, p, "address space reused from the bottom");
         // SAFETY: freed once.
         unsafe { d.c_free(q) };
+    }
+
+    #[test]
+    fn release_waits_for_the_purge_delay() {
+        let f = fixture(512 << 20);
+        let mut d = dl(&f);
+        d.allocator().set_purge_delay(50_000_000);
+        // SAFETY: private instance; freed once.
+        unsafe {
+            let p = d.c_malloc(100 << 20);
+            assert!(!p.is_null());
+            d.c_free(p);
+        }
+        assert!(
+            d.allocator().committed() >= 100 << 20,
+            "kept during the delay"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        d.allocator().maybe_purge();
+        assert!(d.allocator().committed() <= d.allocator().in_use() + RETAIN + 4096);
     }
 
     #[test]

@@ -14,15 +14,21 @@
 //! Each rank allocates only from its own part, so the dlmalloc instance needs
 //! no cross-process lock; a process-local mutex serialises the rank's threads.
 //!
-//! After `fork()` the child still maps the region (pre-fork pointers stay
-//! readable, e.g. for the arguments of an `exec`), but it must never allocate
-//! from or free into the parent's heap: the child handler turns the region
-//! into "foreign" memory and all its new allocations go to glibc.
+//! After `fork()` the child must see what an ordinary fork gives it: a
+//! private snapshot of the parent's memory. The child handler remaps the
+//! region copy-on-write (so nothing the child writes can reach the parent or
+//! the other ranks) and copies this rank's committed pages (so they stop
+//! following the parent); the parent waits in its own handler until that copy
+//! is made. The region then is "foreign" memory for the child: pre-fork
+//! pointers work, `free` leaves them alone, new allocations go to glibc.
+//! `system()`, `popen()` and `posix_spawn()` use `vfork`-style clones that
+//! run no fork handlers and pay nothing for this.
 
 pub mod arena;
 pub mod region;
+pub mod tcache;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use dlmalloc::Dlmalloc;
@@ -49,6 +55,10 @@ static REGION_HI: AtomicUsize = AtomicUsize::new(0);
 /// Relaxed loads see the bounds.
 static MINE_LO: AtomicUsize = AtomicUsize::new(0);
 static MINE_HI: AtomicUsize = AtomicUsize::new(0);
+
+/// Descriptor of the region's shared object (-1 until active), for the
+/// fork handler. Written before the Release store of `ACTIVE`.
+static REGION_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// This rank's dlmalloc instance over its part of the region.
 static DL: Mutex<Dlmalloc<Arena>> = Mutex::new(Dlmalloc::new_with_allocator(Arena::empty()));
@@ -95,6 +105,9 @@ pub fn is_active() -> bool {
 /// `[lo, hi)`, committing pages through `backing`.
 pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: Backing) {
     dl().allocator().configure(mine_lo, mine_hi, backing);
+    if let Backing::Shm { fd, .. } = backing {
+        REGION_FD.store(fd, Ordering::Relaxed);
+    }
     REGION_LO.store(lo, Ordering::Relaxed);
     REGION_HI.store(hi, Ordering::Relaxed);
     MINE_LO.store(mine_lo, Ordering::Relaxed);
@@ -104,19 +117,118 @@ pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: B
     ACTIVE.store(true, Ordering::Release);
 }
 
-/// Called in the child after `fork()` (single-threaded at that point, so
-/// Relaxed stores are visible to everything the child does next): the
-/// parent's heap becomes read-only foreign memory for the child.
-pub fn on_fork_child() {
+/// Set while a `fork` of an active process is in progress: the prepare
+/// handler takes it (so concurrent forks from several threads do not share
+/// the pipe below) and the parent handler releases it. Acquire/Release make
+/// the pipe descriptors written by one fork visible to the next.
+static FORK_BUSY: AtomicBool = AtomicBool::new(false);
+/// The pipe the child uses to tell the parent its snapshot is made
+/// (`[read, write]`, -1 when unused). Only touched by the thread that holds
+/// `FORK_BUSY` (and by the child, which is that thread's copy).
+static FORK_PIPE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
+
+/// `pthread_atfork` prepare handler.
+pub fn fork_prepare() {
+    if !is_active() {
+        return;
+    }
+    while FORK_BUSY
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+    let mut fds = [-1; 2];
+    // SAFETY: `fds` is a valid out-array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+        FORK_PIPE[0].store(fds[0], Ordering::Relaxed);
+        FORK_PIPE[1].store(fds[1], Ordering::Relaxed);
+    }
+}
+
+/// `pthread_atfork` parent handler: waits until the child has taken its
+/// snapshot (or died), then lets other forks proceed.
+pub fn fork_parent() {
+    if !is_active() {
+        return;
+    }
+    let (r, w) = (
+        FORK_PIPE[0].swap(-1, Ordering::Relaxed),
+        FORK_PIPE[1].swap(-1, Ordering::Relaxed),
+    );
+    if r >= 0 {
+        // SAFETY: our own pipe ends; the read buffer is one valid byte.
+        unsafe {
+            libc::close(w);
+            let mut b = 0u8;
+            while libc::read(r, (&mut b as *mut u8).cast(), 1) < 0
+                && crate::sys::errno() == libc::EINTR
+            {}
+            libc::close(r);
+        }
+    }
+    FORK_BUSY.store(false, Ordering::Release);
+}
+
+/// `pthread_atfork` child handler (the child is single-threaded here, so
+/// Relaxed stores are visible to everything it does next): private
+/// snapshot of the region, then the parent's heap becomes foreign memory.
+pub fn fork_child() {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let (lo, hi) = (
+        REGION_LO.load(Ordering::Relaxed),
+        REGION_HI.load(Ordering::Relaxed),
+    );
+    let mine_lo = MINE_LO.load(Ordering::Relaxed);
+    let copy_hi = arena::COMMITTED_END.load(Ordering::Relaxed).max(mine_lo);
+    let fd = REGION_FD.load(Ordering::Relaxed);
+    // SAFETY: `[lo, hi)` is the shared mapping of `fd` made at activation,
+    // and `[mine_lo, copy_hi)` is this rank's committed range inside it.
+    let ok = unsafe { crate::sys::vm::privatize(lo, hi - lo, fd, mine_lo, copy_hi) };
+    if !ok {
+        crate::eprint_noalloc!(
+            "heapmpi: warning: could not make the shared heap private in a forked child; \
+             the child's writes to pre-fork heap memory are visible to its parent"
+        );
+    }
     ACTIVE.store(false, Ordering::Relaxed);
     MINE_LO.store(0, Ordering::Relaxed);
     MINE_HI.store(0, Ordering::Relaxed);
+    let (r, w) = (
+        FORK_PIPE[0].load(Ordering::Relaxed),
+        FORK_PIPE[1].load(Ordering::Relaxed),
+    );
+    if w >= 0 {
+        // SAFETY: the child's copies of the pipe ends; one valid byte.
+        unsafe {
+            libc::close(r);
+            let b = 1u8;
+            libc::write(w, (&b as *const u8).cast(), 1);
+            libc::close(w);
+        }
+        FORK_PIPE[0].store(-1, Ordering::Relaxed);
+        FORK_PIPE[1].store(-1, Ordering::Relaxed);
+    }
 }
 
 /// Bytes handed to the rank's dlmalloc and committed, for the report.
 pub fn arena_usage() -> (usize, usize) {
     let d = dl();
     (d.allocator().in_use(), d.allocator().committed())
+}
+
+/// Records a glibc block that was wanted from the shared heap. Requests
+/// glibc cannot serve either (e.g. `malloc(SIZE_MAX)`) were never going to
+/// fit and are not counted or warned about.
+#[cold]
+#[inline(never)]
+fn fallback(p: *mut u8, size: usize) -> *mut u8 {
+    if !p.is_null() {
+        note_fallback();
+    }
+    count_glibc(p, size)
 }
 
 #[cold]
@@ -150,11 +262,15 @@ fn shared_alloc(align: usize, size: usize, zero: bool) -> *mut u8 {
             d.c_memalign(align, size)
         }
     };
+    d.allocator().maybe_purge();
     drop(d);
-    if !p.is_null() {
-        stats::SHARED_ALLOCS.add(1);
-        stats::SHARED_BYTES.add(size as u64);
-    }
+    p
+}
+
+#[inline]
+fn count_shared(p: *mut u8, size: usize) -> *mut u8 {
+    stats::SHARED_ALLOCS.add(1);
+    stats::SHARED_BYTES.add(size as u64);
     p
 }
 
@@ -171,13 +287,50 @@ fn count_glibc(p: *mut u8, size: usize) -> *mut u8 {
 #[inline]
 pub fn malloc(size: usize) -> *mut u8 {
     if is_active() {
-        let p = shared_alloc(MIN_ALIGN, size, false);
+        let p = if size <= tcache::MAX_REQUEST {
+            match tcache::pop(size) {
+                Some(p) => p,
+                None => refill(size),
+            }
+        } else {
+            shared_alloc(MIN_ALIGN, size, false)
+        };
         if !p.is_null() {
+            stats::SHARED_ALLOCS.add(1);
+            stats::SHARED_BYTES.add(size as u64);
             return p;
         }
-        note_fallback();
+        return fallback(glibc::malloc(size), size);
     }
     count_glibc(glibc::malloc(size), size)
+}
+
+/// The thread cache had no block for `size`: take [`tcache::REFILL`] blocks
+/// of its class under one lock, keep the extras in the cache, return one.
+#[inline(never)]
+fn refill(size: usize) -> *mut u8 {
+    let req = tcache::class_request(size);
+    let mut got = [core::ptr::null_mut::<u8>(); tcache::REFILL];
+    let mut d = dl();
+    for slot in got.iter_mut() {
+        // SAFETY: the instance is used under its lock.
+        *slot = unsafe { d.c_malloc(req) };
+        if slot.is_null() {
+            break;
+        }
+    }
+    d.allocator().maybe_purge();
+    drop(d);
+    // Cache the extras outside the lock: a thread's first push may allocate.
+    for &p in got[1..].iter().take_while(|p| !p.is_null()) {
+        // SAFETY: fresh blocks of this rank's instance, owned by nobody else.
+        unsafe {
+            if !tcache::push(p, arena::chunk_size(p)) {
+                free_to_dlmalloc(p);
+            }
+        }
+    }
+    got[0]
 }
 
 /// `calloc`.
@@ -189,9 +342,9 @@ pub fn calloc(nmemb: usize, size: usize) -> *mut u8 {
     if is_active() {
         let p = shared_alloc(MIN_ALIGN, total, true);
         if !p.is_null() {
-            return p;
+            return count_shared(p, total);
         }
-        note_fallback();
+        return fallback(glibc::calloc(nmemb, size), total);
     }
     count_glibc(glibc::calloc(nmemb, size), total)
 }
@@ -212,9 +365,9 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
     if is_active() {
         let p = shared_alloc(align, size, false);
         if !p.is_null() {
-            return p;
+            return count_shared(p, size);
         }
-        note_fallback();
+        return fallback(glibc::memalign(align, size), size);
     }
     count_glibc(glibc::memalign(align, size), size)
 }
@@ -269,8 +422,14 @@ pub unsafe fn free(p: *mut u8) {
     match owner(p) {
         Owner::Mine => {
             stats::SHARED_FREES.add(1);
-            // SAFETY: `p` is a live block of this rank's dlmalloc instance.
-            unsafe { dl().c_free(p) };
+            // SAFETY: `p` is a live block of this rank's instance, given up
+            // by the caller: either cached or returned to dlmalloc.
+            unsafe {
+                let chunk = arena::chunk_size(p);
+                if !tcache::push(p, chunk) {
+                    free_with_bin(p, chunk);
+                }
+            }
         }
         Owner::Foreign => stats::FOREIGN_FREES.add(1),
         Owner::Glibc => {
@@ -281,6 +440,38 @@ pub unsafe fn free(p: *mut u8) {
             }
         }
     }
+}
+
+/// Frees `p` and, if its cache bin is full, the whole bin, under one lock.
+///
+/// # Safety
+/// `p` is a live block of this rank's instance with chunk size `chunk`.
+#[inline(never)]
+unsafe fn free_with_bin(p: *mut u8, chunk: usize) {
+    let mut list = tcache::take_bin(chunk);
+    let mut d = dl();
+    // SAFETY: `p` and every block on the cached list are live blocks of
+    // this rank's instance that nobody else refers to; each is freed once.
+    unsafe {
+        d.c_free(p);
+        while !list.is_null() {
+            let next = list.cast::<*mut u8>().read();
+            d.c_free(list);
+            list = next;
+        }
+    }
+    d.allocator().maybe_purge();
+}
+
+/// Returns a block to this rank's dlmalloc instance.
+///
+/// # Safety
+/// `p` is a live block of this rank's instance.
+unsafe fn free_to_dlmalloc(p: *mut u8) {
+    let mut d = dl();
+    // SAFETY: forwarded from the caller.
+    unsafe { d.c_free(p) };
+    d.allocator().maybe_purge();
 }
 
 /// `malloc_usable_size`.
@@ -338,19 +529,15 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             // SAFETY: `p` is a live block of this rank's instance.
             let q = unsafe { dl().c_realloc(p, size) };
             if !q.is_null() {
-                stats::SHARED_ALLOCS.add(1);
-                stats::SHARED_BYTES.add(size as u64);
-                return q;
+                return count_shared(q, size);
             }
-            note_fallback();
             // SAFETY: `p` is live and owned by this rank.
             let old = unsafe { arena::usable_size(p) };
-            let q = glibc::malloc(size);
+            let q = fallback(glibc::malloc(size), size);
             if q.is_null() {
                 crate::sys::set_errno(libc::ENOMEM);
                 return q;
             }
-            count_glibc(q, size);
             stats::MIGRATIONS.add(1);
             // SAFETY: both live, distinct; then `p` is freed exactly once.
             unsafe {
@@ -363,6 +550,7 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             if is_active() {
                 let q = shared_alloc(MIN_ALIGN, size, false);
                 if !q.is_null() {
+                    count_shared(q, size);
                     stats::MIGRATIONS.add(1);
                     stats::GLIBC_FREES.add(1);
                     // SAFETY: `p` is a live glibc block; copy then free it once.
@@ -373,7 +561,8 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
                     }
                     return q;
                 }
-                note_fallback();
+                // SAFETY: a live glibc block.
+                return fallback(unsafe { glibc::realloc(p, size) }, size);
             }
             // SAFETY: a live glibc block.
             count_glibc(unsafe { glibc::realloc(p, size) }, size)

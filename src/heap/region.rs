@@ -22,7 +22,9 @@
 //!    never uses (16..96 TiB), reserves it locally with
 //!    `MAP_FIXED_NOREPLACE`, and broadcasts it; every other rank tries the
 //!    same reservation; an all-reduce decides. On any conflict everyone drops
-//!    the reservation and the next round proposes elsewhere.
+//!    the reservation and the next round proposes elsewhere. If some rank
+//!    could not reserve for lack of address space (`ulimit -v`), all halve
+//!    the parts first (down to [`MIN_SHRUNK_PART`]).
 //! 4. Everyone maps the object over its reservation; rank 0 commits and
 //!    writes the header; a last all-reduce is the barrier after which every
 //!    rank checks the header.
@@ -51,6 +53,8 @@ const PROPOSE_LO: usize = 16 << 40;
 const PROPOSE_HI: usize = 96 << 40;
 /// Agreement rounds before giving up.
 pub const MAX_ROUNDS: u32 = 16;
+/// Smallest part the agreement shrinks to when address space is limited.
+pub const MIN_SHRUNK_PART: usize = 64 << 20;
 /// Local attempts by a proposer to find a free candidate in its own space.
 const LOCAL_TRIES: u32 = 64;
 
@@ -126,6 +130,8 @@ pub enum Inactive {
     ShmOpen(Errno),
     /// No address range was free in every local rank.
     NoCommonAddress,
+    /// The address-space limit leaves no room even for a small heap.
+    AddressSpace,
     /// Mapping the object at the agreed address failed.
     Map(Errno),
     /// The first pages could not be committed (e.g. `/dev/shm` full).
@@ -148,6 +154,7 @@ impl Inactive {
             Inactive::Map(_) => 8,
             Inactive::Commit(_) => 9,
             Inactive::BadHeader => 10,
+            Inactive::AddressSpace => 11,
         }
     }
 
@@ -184,6 +191,10 @@ impl fmt::Display for Inactive {
                 f,
                 "no address range free in every node-local rank after {MAX_ROUNDS} proposals"
             ),
+            Inactive::AddressSpace => write!(
+                f,
+                "the address-space limit (ulimit -v) leaves no room for a shared heap"
+            ),
             Inactive::Map(e) => write!(f, "cannot map the shared heap ({})", e.desc()),
             Inactive::Commit(e) => {
                 write!(
@@ -207,6 +218,10 @@ pub trait NodeComm {
     fn bcast(&self, buf: &mut [u8], root: usize) -> bool;
     /// True iff every rank passed `ok == true` (and the transport worked).
     fn all(&self, ok: bool) -> bool;
+    /// True iff some rank passed `yes == true` (or the transport failed).
+    fn any(&self, yes: bool) -> bool {
+        !self.all(!yes)
+    }
 }
 
 /// A region every node-local rank has mapped at `base`.
@@ -224,6 +239,8 @@ pub struct Region {
     pub name: ShmName,
     /// How many proposals it took to agree on the address.
     pub rounds: u32,
+    /// The part size asked for, if the address-space limit made it smaller.
+    pub shrunk_from: Option<usize>,
 }
 
 impl Region {
@@ -252,27 +269,34 @@ fn candidate(total: usize) -> Option<usize> {
 }
 
 /// Agrees on an address, reserves it in every rank, and returns it with the
-/// number of rounds used. `refuse` tells how many proposals the last local
-/// rank pretends to have in use (test knob).
+/// number of rounds used; shrinks `layout` when address space is short.
+/// `refuse` tells how many proposals the last local rank pretends to have in
+/// use (test knob).
 fn agree_address(
     comm: &impl NodeComm,
-    total: usize,
+    layout: &mut Layout,
     refuse: u32,
 ) -> Result<(usize, u32), Inactive> {
     let me = comm.rank();
     let n = comm.size();
     for round in 0..MAX_ROUNDS {
+        let total = layout.total;
         let proposer = round as usize % n;
         let mut addr = 0usize;
+        let mut no_space = false;
         if me == proposer {
             for _ in 0..LOCAL_TRIES {
-                match candidate(total) {
-                    Some(a) if vm::reserve_at(a, total) => {
+                let Some(a) = candidate(total) else { break };
+                match vm::reserve_at(a, total) {
+                    Ok(()) => {
                         addr = a;
                         break;
                     }
-                    Some(_) => continue,
-                    None => break,
+                    Err(Errno::ENOMEM) => {
+                        no_space = true;
+                        break;
+                    }
+                    Err(_) => continue,
                 }
             }
         }
@@ -287,7 +311,10 @@ fn agree_address(
         let addr = usize::from_le_bytes(buf);
         let mut have = me == proposer && addr != 0;
         if me != proposer && addr != 0 {
-            have = vm::reserve_at(addr, total);
+            match vm::reserve_at(addr, total) {
+                Ok(()) => have = true,
+                Err(e) => no_space = e == Errno::ENOMEM,
+            }
         }
         let pretend_conflict = me == n - 1 && round < refuse;
         if comm.all(have && !pretend_conflict) {
@@ -296,6 +323,12 @@ fn agree_address(
         if have {
             // SAFETY: our own reservation, not yet used by anything.
             unsafe { vm::unmap(addr, total) };
+        }
+        if comm.any(no_space) {
+            if layout.part_size / 2 < MIN_SHRUNK_PART {
+                return Err(Inactive::AddressSpace);
+            }
+            *layout = Layout::new(n, layout.part_size / 2);
         }
     }
     Err(Inactive::NoCommonAddress)
@@ -312,7 +345,8 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
     if !comm.bcast(&mut size_buf, 0) {
         return Err(Inactive::MpiFailed);
     }
-    let layout = Layout::new(n, u64::from_le_bytes(size_buf) as usize);
+    let mut layout = Layout::new(n, u64::from_le_bytes(size_buf) as usize);
+    let asked = layout.part_size;
 
     // 2. Create, open everywhere, unlink.
     let mut msg = [0u8; 4 + shm::NAME_LEN];
@@ -368,7 +402,7 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
     };
 
     // 3. Agree on an address.
-    let (base, rounds) = match agree_address(comm, layout.total, refuse) {
+    let (base, rounds) = match agree_address(comm, &mut layout, refuse) {
         Ok(r) => r,
         Err(e) => {
             close();
@@ -412,6 +446,7 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
     }
 
     // The barrier above orders rank 0's header write before these reads.
+    let shrunk_from = (layout.part_size < asked).then_some(asked);
     let region = Region {
         base,
         layout,
@@ -419,6 +454,7 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
         fd,
         name,
         rounds,
+        shrunk_from,
     };
     let h = region.header();
     let good = h.magic == MAGIC
@@ -529,12 +565,12 @@ mod tests {
     #[test]
     fn taken_address_is_not_reserved_twice() {
         let a = candidate(1 << 30).unwrap();
-        assert!(vm::reserve_at(a, 1 << 30));
-        assert!(!vm::reserve_at(a, 1 << 30));
-        assert!(!vm::reserve_at(a + (1 << 20), 1 << 20));
+        assert_eq!(vm::reserve_at(a, 1 << 30), Ok(()));
+        assert_eq!(vm::reserve_at(a, 1 << 30), Err(Errno::EEXIST));
+        assert_eq!(vm::reserve_at(a + (1 << 20), 1 << 20), Err(Errno::EEXIST));
         // SAFETY: our own reservation.
         unsafe { vm::unmap(a, 1 << 30) };
-        assert!(vm::reserve_at(a, 1 << 30));
+        assert_eq!(vm::reserve_at(a, 1 << 30), Ok(()));
         // SAFETY: our own reservation.
         unsafe { vm::unmap(a, 1 << 30) };
     }

@@ -211,15 +211,27 @@ pub fn after_init() {
         );
     }
 
-    // One warning per job: the lowest world rank whose node failed speaks.
-    let failed = matches!(&out.heap, Err(e) if e.is_failure());
-    let mut first = [if failed { world_rank } else { i32::MAX }];
+    // One warning per job: the lowest world rank whose node failed (or had
+    // to shrink its heap) speaks.
+    let notable = match &out.heap {
+        Err(e) => e.is_failure(),
+        Ok(r) => r.shrunk_from.is_some() && r.local_rank == 0,
+    };
+    let mut first = [if notable { world_rank } else { i32::MAX }];
+    // SAFETY: reading an MPI constant.
     if world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN }) && first[0] == world_rank {
-        if let Err(e) = &out.heap {
-            crate::eprint_noalloc!(
+        match &out.heap {
+            Err(e) => crate::eprint_noalloc!(
                 "heapmpi: warning: shared heap unavailable ({e}) on the node of rank {world_rank}; \
                  running without acceleration there"
-            );
+            ),
+            Ok(r) => crate::eprint_noalloc!(
+                "heapmpi: warning: the address-space limit (ulimit -v) allows a shared heap of \
+                 only {} per rank instead of {} on the node of rank {world_rank}; larger \
+                 allocations come from private memory",
+                stats::Bytes(r.layout.part_size as u64),
+                stats::Bytes(r.shrunk_from.unwrap_or(0) as u64)
+            ),
         }
     }
     finish(out);

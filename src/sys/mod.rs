@@ -53,6 +53,17 @@ pub fn random_u64() -> u64 {
     u64::from_ne_bytes(b)
 }
 
+/// Monotonic time in nanoseconds (vDSO `clock_gettime`, no system call).
+pub fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// The calling thread's `errno`.
 pub fn errno() -> i32 {
     // SAFETY: __errno_location always returns the thread's errno slot.

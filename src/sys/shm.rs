@@ -81,11 +81,28 @@ pub fn unlink(name: &ShmName) -> Result<(), Errno> {
     mman::shm_unlink(name.as_str())
 }
 
+/// Space heapmpi always leaves free in the filesystem behind `/dev/shm`:
+/// the MPI library keeps its own shared segments there and touches them
+/// lazily, so filling the filesystem would make *it* die of SIGBUS. A
+/// sixteenth of the filesystem, at least 32 MiB, at most 1 GiB.
+pub fn reserve_for(fs_size: u64) -> u64 {
+    (fs_size / 16).clamp(32 << 20, 1 << 30)
+}
+
 /// Allocates the pages of `[off, off+len)` of the object so that touching
-/// them can never fault for lack of space.
+/// them can never fault for lack of space. Fails with `ENOSPC` if that would
+/// leave less than [`reserve_for`] free in the filesystem.
 pub fn commit(fd: RawFd, off: usize, len: usize) -> Result<(), Errno> {
     // SAFETY: heapmpi keeps the descriptor open for the life of the process.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let st = nix::sys::statvfs::fstatvfs(fd)?;
+    let frsize = st.fragment_size() as u64;
+    let free = st.blocks_available() as u64 * frsize;
+    let size = st.blocks() as u64 * frsize;
+    // A size of 0 means "unlimited" (tmpfs mounted with size=0).
+    if size != 0 && free < (len as u64).saturating_add(reserve_for(size)) {
+        return Err(Errno::ENOSPC);
+    }
     loop {
         match nix::fcntl::fallocate(fd, FallocateFlags::empty(), off as _, len as _) {
             Err(Errno::EINTR) => continue,
@@ -113,4 +130,17 @@ pub fn keep_forever(fd: OwnedFd) -> RawFd {
     let raw = fd.as_raw_fd();
     core::mem::forget(fd);
     raw
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_is_bounded() {
+        assert_eq!(reserve_for(48 << 20), 32 << 20);
+        assert_eq!(reserve_for(1 << 30), 64 << 20);
+        assert_eq!(reserve_for(12 << 30), 768 << 20);
+        assert_eq!(reserve_for(1 << 40), 1 << 30);
+    }
 }

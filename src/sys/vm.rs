@@ -14,12 +14,13 @@ use std::ptr::NonNull;
 use nix::errno::Errno;
 use nix::sys::mman::{self, MapFlags, ProtFlags};
 
-/// Tries to reserve `[addr, addr+len)`. Returns `false` if any part of it is
-/// in use (or the kernel placed the mapping elsewhere, as kernels older than
-/// 4.17 do when they do not know `MAP_FIXED_NOREPLACE`).
-pub fn reserve_at(addr: usize, len: usize) -> bool {
+/// Tries to reserve `[addr, addr+len)`. Fails with `EEXIST` if any part of
+/// it is in use (also when the kernel placed the mapping elsewhere, as
+/// kernels older than 4.17 do when they do not know `MAP_FIXED_NOREPLACE`),
+/// or `ENOMEM` when the address-space limit (`ulimit -v`) forbids it.
+pub fn reserve_at(addr: usize, len: usize) -> Result<(), Errno> {
     let (Some(a), Some(l)) = (NonZeroUsize::new(addr), NonZeroUsize::new(len)) else {
-        return false;
+        return Err(Errno::EINVAL);
     };
     // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping, so this
     // cannot invalidate any memory the program uses.
@@ -32,14 +33,14 @@ pub fn reserve_at(addr: usize, len: usize) -> bool {
         )
     };
     match r {
-        Ok(p) if p.as_ptr() as usize == addr => true,
+        Ok(p) if p.as_ptr() as usize == addr => Ok(()),
         Ok(p) => {
             // An old kernel took the flag as a hint: undo the stray mapping.
             // SAFETY: `p` is the mapping just created, of length `len`.
             let _ = unsafe { mman::munmap(p, len) };
-            false
+            Err(Errno::EEXIST)
         }
-        Err(_) => false,
+        Err(e) => Err(e),
     }
 }
 
@@ -81,4 +82,65 @@ pub unsafe fn map_shared_over(addr: usize, len: usize, fd: RawFd) -> Result<(), 
     }?;
     debug_assert_eq!(p.as_ptr() as usize, addr);
     Ok(())
+}
+
+/// Replaces the shared mapping `[addr, addr+len)` of `fd` (offset 0 at
+/// `addr`) with a private copy-on-write mapping of the same object, then
+/// forces private copies of the pages in `[copy_lo, copy_hi)` so they no
+/// longer follow the object. Used in a forked child: its writes can never
+/// reach the parent, and the copied range is a snapshot.
+///
+/// # Safety
+/// `[addr, addr+len)` must be this process's shared mapping of `fd`, and
+/// `[copy_lo, copy_hi)` a page-aligned sub-range of it.
+pub unsafe fn privatize(
+    addr: usize,
+    len: usize,
+    fd: RawFd,
+    copy_lo: usize,
+    copy_hi: usize,
+) -> bool {
+    // SAFETY: replacing our own mapping of the same object at the same
+    // address; contents read the same immediately afterwards.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            // NORESERVE: the region is far larger than memory; only the pages
+            // the child actually copies are charged.
+            libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_NORESERVE,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return false;
+    }
+    if copy_hi <= copy_lo {
+        return true;
+    }
+    // SAFETY: the range is inside the mapping just made.
+    let r = unsafe {
+        libc::madvise(
+            copy_lo as *mut libc::c_void,
+            copy_hi - copy_lo,
+            libc::MADV_POPULATE_WRITE,
+        )
+    };
+    if r != 0 {
+        // Kernels before 5.14: write-fault every page by hand.
+        let page = super::page_size();
+        let mut a = copy_lo;
+        while a < copy_hi {
+            // SAFETY: `a` is inside the private mapping; writing back the
+            // byte just read changes nothing but makes the page private.
+            unsafe {
+                let b = core::ptr::read_volatile(a as *const u8);
+                core::ptr::write_volatile(a as *mut u8, b);
+            }
+            a += page;
+        }
+    }
+    true
 }
