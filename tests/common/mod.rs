@@ -1,0 +1,1178 @@
+//! Shared helpers for the heapmpi integration tests.
+//!
+//! - builds the library once per flavour (`wrappers/heapmpi-build <flavour>`),
+//! - compiles the C programs in `tests/c/` once per (program, flavour, build
+//!   kind) into `target/c-tests/<flavour>/<stock|wrap>/`,
+//! - launches MPI jobs in one of three modes with a hard timeout that kills
+//!   the whole process tree,
+//! - parses heapmpi's `HEAPMPI_STATS=1` report,
+//! - collects failures over a test matrix and reports them all at the end.
+//!
+//! Environment knobs (for people running the tests by hand):
+//! - `HEAPMPI_TEST_NO_BUILD=1`: do not run `wrappers/heapmpi-build`, only
+//!   require that the libraries exist.
+//! - `HEAPMPI_TEST_TIMEOUT=<seconds>`: per-job timeout (default 120).
+#![allow(dead_code)]
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------
+// Matrix dimensions
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Flavour {
+    OpenMpi,
+    Mpich,
+}
+
+pub const FLAVOURS: [Flavour; 2] = [Flavour::OpenMpi, Flavour::Mpich];
+
+impl Flavour {
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavour::OpenMpi => "openmpi",
+            Flavour::Mpich => "mpich",
+        }
+    }
+    pub fn mpicc(self) -> &'static str {
+        match self {
+            Flavour::OpenMpi => "mpicc.openmpi",
+            Flavour::Mpich => "mpicc.mpich",
+        }
+    }
+    pub fn launcher(self) -> &'static str {
+        match self {
+            Flavour::OpenMpi => "mpirun.openmpi",
+            Flavour::Mpich => "mpiexec.mpich",
+        }
+    }
+    /// `target/<flavour>/release/libheapmpi.so`
+    pub fn shared_lib(self) -> PathBuf {
+        repo_root()
+            .join("target")
+            .join(self.name())
+            .join("release")
+            .join("libheapmpi.so")
+    }
+    /// `target/<flavour>/release/libheapmpi.a`
+    pub fn static_lib(self) -> PathBuf {
+        repo_root()
+            .join("target")
+            .join(self.name())
+            .join("release")
+            .join("libheapmpi.a")
+    }
+}
+
+/// How a program is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Stock binary under `wrappers/heapmpirun` (LD_PRELOAD), `HEAPMPI_MPI` set.
+    Preload,
+    /// Binary linked by `wrappers/heapmpicc` (--wrap + libheapmpi.a) under
+    /// the plain launcher.
+    Wrap,
+    /// Stock binary under the plain launcher: no heapmpi at all.
+    Stock,
+}
+
+pub const HEAPMPI_MODES: [Mode; 2] = [Mode::Preload, Mode::Wrap];
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Preload => "preload",
+            Mode::Wrap => "wrap",
+            Mode::Stock => "stock",
+        }
+    }
+    fn build(self) -> BuildKind {
+        match self {
+            Mode::Wrap => BuildKind::Wrap,
+            Mode::Preload | Mode::Stock => BuildKind::Stock,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum BuildKind {
+    Stock,
+    Wrap,
+}
+
+impl BuildKind {
+    fn name(self) -> &'static str {
+        match self {
+            BuildKind::Stock => "stock",
+            BuildKind::Wrap => "wrap",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Paths and tool discovery
+// ---------------------------------------------------------------------------
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn c_source(program: &str) -> PathBuf {
+    repo_root()
+        .join("tests")
+        .join("c")
+        .join(format!("{program}.c"))
+}
+
+/// Finds an executable in PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Whether this flavour's compiler and launcher are installed. Prints a skip
+/// notice (once per flavour) if not.
+pub fn flavour_available(f: Flavour) -> bool {
+    static AVAIL: OnceLock<Mutex<HashMap<Flavour, bool>>> = OnceLock::new();
+    let map = AVAIL.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    *map.entry(f).or_insert_with(|| {
+        let missing: Vec<&str> = [f.mpicc(), f.launcher()]
+            .into_iter()
+            .filter(|t| which(t).is_none())
+            .collect();
+        if missing.is_empty() {
+            true
+        } else {
+            eprintln!(
+                "SKIP: {} tests skipped: {} not found in PATH",
+                f.name(),
+                missing.join(", ")
+            );
+            false
+        }
+    })
+}
+
+/// The flavours whose tools are installed (skips are printed).
+pub fn available_flavours() -> Vec<Flavour> {
+    FLAVOURS
+        .into_iter()
+        .filter(|f| flavour_available(*f))
+        .collect()
+}
+
+pub fn job_timeout() -> Duration {
+    let secs = std::env::var("HEAPMPI_TEST_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(120);
+    Duration::from_secs(secs)
+}
+
+// ---------------------------------------------------------------------------
+// Building the library and the C programs
+// ---------------------------------------------------------------------------
+
+/// Builds libheapmpi for `f` once per test process (`wrappers/heapmpi-build
+/// <flavour>`). Builds are serialised (two LTO builds at once on two cores
+/// only slow each other down).
+pub fn ensure_library(f: Flavour) -> Result<(), String> {
+    type Cell = Arc<OnceLock<Result<(), String>>>;
+    static BUILDS: OnceLock<Mutex<HashMap<Flavour, Cell>>> = OnceLock::new();
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let cell = {
+        let map = BUILDS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(f).or_default().clone()
+    };
+    cell.get_or_init(|| {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let no_build = std::env::var_os("HEAPMPI_TEST_NO_BUILD").is_some_and(|v| v == "1");
+        if !no_build {
+            let script = repo_root().join("wrappers").join("heapmpi-build");
+            if !script.exists() {
+                return Err(format!("{} does not exist", script.display()));
+            }
+            let mut cmd = Command::new(&script);
+            cmd.arg(f.name()).current_dir(repo_root());
+            clean_env(&mut cmd);
+            eprintln!("building libheapmpi for {} ...", f.name());
+            let out = run_command(cmd, Duration::from_secs(1800))
+                .map_err(|e| format!("wrappers/heapmpi-build {} failed:\n{e}", f.name()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "wrappers/heapmpi-build {} failed:\n{}",
+                    f.name(),
+                    out.report()
+                ));
+            }
+        }
+        for lib in [f.shared_lib(), f.static_lib()] {
+            if !lib.exists() {
+                return Err(format!(
+                    "{} missing after wrappers/heapmpi-build {}",
+                    lib.display(),
+                    f.name()
+                ));
+            }
+        }
+        Ok(())
+    })
+    .clone()
+}
+
+pub const CFLAGS: [&str; 6] = [
+    "-std=gnu11",
+    "-O2",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-pthread",
+];
+
+/// Compiles `tests/c/<program>.c` for the given flavour and mode (stock
+/// binary for Stock/Preload, heapmpicc binary for Wrap). Each (program,
+/// flavour, build kind) is compiled once per test process; concurrent callers
+/// wait for the first.
+pub fn compile(program: &str, f: Flavour, mode: Mode) -> Result<PathBuf, String> {
+    type Cell = Arc<OnceLock<Result<PathBuf, String>>>;
+    type Key = (String, Flavour, BuildKind);
+    static CELLS: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
+    let kind = mode.build();
+    let cell = {
+        let map = CELLS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry((program.to_string(), f, kind))
+            .or_default()
+            .clone()
+    };
+    cell.get_or_init(|| compile_uncached(program, f, kind))
+        .clone()
+}
+
+fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBuf, String> {
+    if kind == BuildKind::Wrap {
+        ensure_library(f)?;
+    }
+    let src = c_source(program);
+    let dir = repo_root()
+        .join("target")
+        .join("c-tests")
+        .join(f.name())
+        .join(kind.name());
+    std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+    let out = dir.join(program);
+    // Build under a private name, then rename: another test process (a
+    // second `cargo test`) never sees a half-written binary.
+    let tmp = dir.join(format!(".{program}.tmp.{}", std::process::id()));
+    let mut cmd = match kind {
+        BuildKind::Stock => Command::new(f.mpicc()),
+        BuildKind::Wrap => {
+            let mut c = Command::new(repo_root().join("wrappers").join("heapmpicc"));
+            c.env("MPICC", f.mpicc());
+            c
+        }
+    };
+    cmd.args(CFLAGS)
+        .arg("-o")
+        .arg(&tmp)
+        .arg(&src)
+        .current_dir(repo_root());
+    clean_env(&mut cmd);
+    let res = run_command(cmd, Duration::from_secs(300))?;
+    if !res.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!(
+            "compiling {} ({}, {}) failed:\n{}",
+            src.display(),
+            f.name(),
+            kind.name(),
+            res.report()
+        ));
+    }
+    std::fs::rename(&tmp, &out).map_err(|e| format!("rename to {}: {e}", out.display()))?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Running jobs
+// ---------------------------------------------------------------------------
+
+/// Removes inherited variables that would change what a job does: a stray
+/// LD_PRELOAD and any HEAPMPI_* setting from the caller's environment.
+pub fn clean_env(cmd: &mut Command) {
+    cmd.env_remove("LD_PRELOAD");
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("HEAPMPI_") {
+            cmd.env_remove(&k);
+        }
+    }
+}
+
+/// The command line that starts `prog` with `nranks` ranks in `mode`.
+pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&str]) -> Command {
+    let n = nranks.to_string();
+    let mut cmd = match mode {
+        Mode::Preload => {
+            let mut c = Command::new(repo_root().join("wrappers").join("heapmpirun"));
+            c.args(["-np", &n]);
+            c
+        }
+        Mode::Wrap | Mode::Stock => match f {
+            Flavour::OpenMpi => {
+                let mut c = Command::new(f.launcher());
+                c.args(["--oversubscribe", "-np", &n]);
+                c
+            }
+            Flavour::Mpich => {
+                let mut c = Command::new(f.launcher());
+                c.args(["-n", &n]);
+                c
+            }
+        },
+    };
+    cmd.arg(prog).args(args).current_dir(repo_root());
+    clean_env(&mut cmd);
+    match mode {
+        Mode::Preload => {
+            cmd.env("HEAPMPI_MPI", f.name());
+        }
+        Mode::Wrap | Mode::Stock => {
+            if f == Flavour::OpenMpi {
+                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1");
+                cmd.env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            }
+        }
+    }
+    cmd
+}
+
+/// What a finished (or killed) job produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub desc: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Everything needed to understand a failure.
+    pub fn report(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "command: {}", self.desc);
+        let _ = writeln!(
+            s,
+            "status: {}{} after {:.1} s",
+            describe_status(self.status),
+            if self.timed_out {
+                " (TIMED OUT, process tree killed)"
+            } else {
+                ""
+            },
+            self.elapsed.as_secs_f64()
+        );
+        let _ = writeln!(s, "--- stdout ---\n{}", self.stdout.trim_end());
+        let _ = writeln!(s, "--- stderr ---\n{}", self.stderr.trim_end());
+        let _ = write!(s, "--------------");
+        s
+    }
+}
+
+pub fn describe_status(st: ExitStatus) -> String {
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => format!("{st:?}"),
+    }
+}
+
+fn describe_command(cmd: &Command) -> String {
+    let mut s = String::new();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            let k = k.to_string_lossy();
+            if k.starts_with("HEAPMPI_") || k == "MPICC" || k == "LD_PRELOAD" {
+                let _ = write!(s, "{}={} ", k, v.to_string_lossy());
+            }
+        }
+    }
+    s.push_str(&cmd.get_program().to_string_lossy());
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// A running job: its own process group, output collected by reader threads.
+pub struct Job {
+    child: Child,
+    desc: String,
+    start: Instant,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<JoinHandle<()>>,
+    /// /dev/shm files the tree had mapped when we killed it: removed once
+    /// the tree is dead (a SIGKILLed MPI job leaves e.g. Open MPI's
+    /// vader_segment.* files behind).
+    killed_shm: BTreeSet<String>,
+}
+
+fn reader<R: Read + Send + 'static>(mut r: R, buf: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        loop {
+            match r.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => buf
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+    })
+}
+
+impl Job {
+    pub fn spawn(mut cmd: Command) -> Result<Job, String> {
+        let desc = describe_command(&cmd);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("spawning `{desc}`: {e}"))?;
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let readers = vec![
+            reader(child.stdout.take().unwrap(), stdout.clone()),
+            reader(child.stderr.take().unwrap(), stderr.clone()),
+        ];
+        Ok(Job {
+            child,
+            desc,
+            start: Instant::now(),
+            stdout,
+            stderr,
+            readers,
+            killed_shm: BTreeSet::new(),
+        })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+
+    pub fn stderr_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+
+    /// Still running?
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the job's whole process tree (process group and every
+    /// descendant, wherever they moved their process group).
+    pub fn kill_tree(&mut self) {
+        let shm = kill_tree(self.pid());
+        self.killed_shm.extend(shm);
+    }
+
+    /// Waits until the job exits or `timeout` passes (then the whole tree is
+    /// killed and `timed_out` is set). Always returns the captured output.
+    pub fn wait(mut self, timeout: Duration) -> Output {
+        let deadline = self.start + timeout;
+        let mut timed_out = false;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => break st,
+                Ok(None) => {}
+                Err(_) => {}
+            }
+            if Instant::now() >= deadline {
+                timed_out = true;
+                self.kill_tree();
+                break self
+                    .child
+                    .wait()
+                    .unwrap_or_else(|_| ExitStatus::from_raw(9));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let elapsed = self.start.elapsed();
+        // Orphaned descendants (daemons, leftover ranks) may still hold the
+        // pipes open: give them a moment, then kill the process group.
+        let grace = Instant::now() + Duration::from_secs(10);
+        while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if self.readers.iter().any(|r| !r.is_finished()) {
+            unsafe {
+                libc::killpg(self.pid(), libc::SIGKILL);
+            }
+            let grace = Instant::now() + Duration::from_secs(5);
+            while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < grace {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        for r in std::mem::take(&mut self.readers) {
+            if r.is_finished() {
+                let _ = r.join();
+            }
+        }
+        remove_dev_shm(&std::mem::take(&mut self.killed_shm));
+        Output {
+            desc: self.desc.clone(),
+            status,
+            stdout: self.stdout_so_far(),
+            stderr: self.stderr_so_far(),
+            timed_out,
+            elapsed,
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if self.running() {
+            self.kill_tree();
+            let _ = self.child.wait();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        remove_dev_shm(&std::mem::take(&mut self.killed_shm));
+    }
+}
+
+/// Runs a command with a hard timeout. Err only if it could not be started
+/// or timed out (with the captured output).
+pub fn run_command(cmd: Command, timeout: Duration) -> Result<Output, String> {
+    let out = Job::spawn(cmd)?.wait(timeout);
+    if out.timed_out {
+        Err(out.report())
+    } else {
+        Ok(out)
+    }
+}
+
+/// Starts `program` (compiled as needed) in `mode` with `nranks` ranks and
+/// extra environment variables.
+pub fn spawn_mpi(
+    program: &str,
+    f: Flavour,
+    mode: Mode,
+    nranks: usize,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(Job, PathBuf), String> {
+    if mode != Mode::Stock {
+        ensure_library(f)?;
+    }
+    let prog = compile(program, f, mode)?;
+    let mut cmd = mpi_command(f, mode, nranks, &prog, args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Ok((Job::spawn(cmd)?, prog))
+}
+
+/// Runs `program` to completion (or timeout). Err: build or spawn failure.
+pub fn run_mpi(
+    program: &str,
+    f: Flavour,
+    mode: Mode,
+    nranks: usize,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Output, String> {
+    let (job, _) = spawn_mpi(program, f, mode, nranks, args, env)?;
+    Ok(job.wait(job_timeout()))
+}
+
+// ---------------------------------------------------------------------------
+// Killing a rank
+// ---------------------------------------------------------------------------
+
+/// SIGKILL one rank of a running job; once the job is gone, no /dev/shm
+/// object that the job's ranks had mapped may remain.
+///
+/// `program` must behave like `sleep_after_init`: rank 0 prints `ready` once
+/// every rank is past MPI_Init, then all ranks sleep for argv[1] seconds.
+pub fn kill_one_rank(program: &str, f: Flavour, mode: Mode) -> Result<String, String> {
+    let n = 2;
+    let before = dev_shm_heapmpi();
+    let (mut job, prog) = spawn_mpi(program, f, mode, n, &["60"], &[])?;
+    let prog = prog
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", prog.display()))?;
+    let fail = |job: Job, why: String| -> String { job.kill_tree_and_report(&why) };
+
+    // 1. Wait for "ready": every rank is past MPI_Init and the barrier.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !job.stdout_so_far().lines().any(|l| l.trim() == "ready") {
+        if !job.running() {
+            return Err(fail(job, "job ended before printing 'ready'".into()));
+        }
+        if Instant::now() > deadline {
+            return Err(fail(job, "no 'ready' within 90 s".into()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // 2. Find the rank processes (descendants of the launcher running our
+    //    binary) and the heapmpi shm objects they map.
+    let mut ranks = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        ranks = descendants(job.pid())
+            .into_iter()
+            .filter(|&p| proc_exe(p).is_some_and(|e| e == prog))
+            .collect();
+        if ranks.len() >= n {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if ranks.len() != n {
+        return Err(fail(
+            job,
+            format!(
+                "found {} rank processes ({ranks:?}), expected {n}",
+                ranks.len()
+            ),
+        ));
+    }
+    let mut mapped_all = BTreeSet::new();
+    for &r in &ranks {
+        mapped_all.extend(mapped_dev_shm(r));
+    }
+    let mapped: BTreeSet<String> = mapped_all
+        .iter()
+        .filter(|m| m.starts_with("heapmpi-"))
+        .cloned()
+        .collect();
+    if mapped.is_empty() {
+        return Err(fail(
+            job,
+            format!("rank processes {ranks:?} map no /dev/shm/heapmpi-* object (heap not active?)"),
+        ));
+    }
+    let still_linked: Vec<&String> = mapped
+        .iter()
+        .filter(|m| Path::new("/dev/shm").join(m).exists())
+        .collect();
+
+    // 3. SIGKILL one rank and let the job die.
+    let victim = *ranks.iter().max().unwrap();
+    unsafe {
+        libc::kill(victim, libc::SIGKILL);
+    }
+    let out = job.wait(job_timeout());
+    if out.timed_out {
+        return Err(format!(
+            "job did not end after rank pid {victim} was SIGKILLed\n{}",
+            out.report()
+        ));
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while ranks.iter().any(|&p| !process_gone(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let survivors: Vec<i32> = ranks
+        .iter()
+        .copied()
+        .filter(|&p| !process_gone(p))
+        .collect();
+    for &p in &survivors {
+        unsafe {
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+    if !survivors.is_empty() {
+        return Err(format!(
+            "rank processes {survivors:?} outlived the job\n{}",
+            out.report()
+        ));
+    }
+
+    // 4. Nothing the job mapped may be left in /dev/shm.
+    let after = dev_shm_heapmpi();
+    let left: Vec<&String> = mapped.iter().filter(|m| after.contains(*m)).collect();
+    // Clean up whatever the dead job left (the MPI's own segments, and ours
+    // if the check below fails), so that repeated runs do not fill /dev/shm.
+    remove_dev_shm(&mapped_all);
+    if !left.is_empty() {
+        let unattributed: Vec<&String> = after
+            .difference(&before)
+            .filter(|m| !mapped.contains(*m))
+            .collect();
+        return Err(format!(
+            "left behind in /dev/shm after SIGKILL of rank pid {victim}: {left:?} \
+             (mapped by the ranks: {mapped:?}; other new heapmpi-* entries, maybe from \
+             concurrent tests: {unattributed:?})\n{}",
+            out.report()
+        ));
+    }
+    Ok(format!(
+        "mapped {mapped:?}; still linked in /dev/shm while running: {still_linked:?}; \
+         launcher {}",
+        describe_status(out.status)
+    ))
+}
+
+pub trait KillReport {
+    fn kill_tree_and_report(self, why: &str) -> String;
+}
+
+impl KillReport for Job {
+    fn kill_tree_and_report(mut self, why: &str) -> String {
+        self.kill_tree();
+        let out = self.wait(job_timeout());
+        format!("{why}\n{}", out.report())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// /proc helpers
+// ---------------------------------------------------------------------------
+
+/// (ppid, pgrp) of a process, from /proc/<pid>/stat.
+pub fn proc_stat(pid: i32) -> Option<(i32, i32)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ..."; comm may contain spaces and parens.
+    let rest = &s[s.rfind(')')? + 1..];
+    let mut it = rest.split_whitespace();
+    let _state = it.next()?;
+    let ppid = it.next()?.parse().ok()?;
+    let pgrp = it.next()?.parse().ok()?;
+    Some((ppid, pgrp))
+}
+
+pub fn all_pids() -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// All descendants of `root` (not including it).
+pub fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = all_pids()
+        .into_iter()
+        .filter_map(|p| proc_stat(p).map(|(pp, _)| (p, pp)))
+        .collect();
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(c, pp) in &parents {
+            if pp == p && !out.contains(&c) {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// SIGKILLs `root`'s process group and every descendant of `root`.
+/// Returns the /dev/shm files the killed processes had mapped.
+pub fn kill_tree(root: i32) -> BTreeSet<String> {
+    let desc = descendants(root);
+    let mut shm = mapped_dev_shm(root);
+    for &p in &desc {
+        shm.extend(mapped_dev_shm(p));
+    }
+    unsafe {
+        libc::killpg(root, libc::SIGKILL);
+        libc::kill(root, libc::SIGKILL);
+        for p in desc {
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+    shm
+}
+
+/// Removes the named /dev/shm files if they still exist.
+pub fn remove_dev_shm(names: &BTreeSet<String>) {
+    for n in names {
+        if !n.is_empty() && !n.contains('/') {
+            let _ = std::fs::remove_file(Path::new("/dev/shm").join(n));
+        }
+    }
+}
+
+pub fn proc_exe(pid: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+/// Is the process gone (or a zombie)?
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_some_and(|st| st == "Z" || st == "X"),
+    }
+}
+
+/// Names of the /dev/shm files the process has mapped (deleted or not).
+pub fn mapped_dev_shm(pid: i32) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return names;
+    };
+    for line in maps.lines() {
+        if let Some(i) = line.find("/dev/shm/") {
+            let name = line[i + "/dev/shm/".len()..]
+                .trim_end_matches(" (deleted)")
+                .trim();
+            if !name.is_empty() && !name.contains('/') {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Names (e.g. `heapmpi-1a2b`) of /dev/shm files whose name starts with
+/// `heapmpi-` that the process has mapped (deleted or not).
+pub fn mapped_heapmpi_shm(pid: i32) -> BTreeSet<String> {
+    mapped_dev_shm(pid)
+        .into_iter()
+        .filter(|n| n.starts_with("heapmpi-"))
+        .collect()
+}
+
+/// Current `heapmpi-*` entries in /dev/shm.
+pub fn dev_shm_heapmpi() -> BTreeSet<String> {
+    let Ok(rd) = std::fs::read_dir("/dev/shm") else {
+        return BTreeSet::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("heapmpi-"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Output checks and HEAPMPI_STATS parsing
+// ---------------------------------------------------------------------------
+
+/// The job exited with status 0 and did not time out.
+pub fn check_success(out: &Output) -> Result<(), String> {
+    if out.timed_out {
+        return Err("timed out".into());
+    }
+    if !out.status.success() {
+        return Err(format!("job failed: {}", describe_status(out.status)));
+    }
+    Ok(())
+}
+
+/// stdout is exactly `expected` (one entry per line, blank lines ignored).
+pub fn check_stdout(out: &Output, expected: &[String]) -> Result<(), String> {
+    let got: Vec<&str> = out
+        .stdout
+        .lines()
+        .map(|l| l.trim_end())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if got != expected.iter().map(String::as_str).collect::<Vec<_>>() {
+        return Err(format!(
+            "stdout mismatch\nexpected:\n{}\ngot:\n{}",
+            expected.join("\n"),
+            got.join("\n")
+        ));
+    }
+    Ok(())
+}
+
+/// "rank 0: <suffix>", "rank 1: <suffix>", ...
+pub fn per_rank_lines(nranks: usize, suffix: &str) -> Vec<String> {
+    (0..nranks).map(|r| format!("rank {r}: {suffix}")).collect()
+}
+
+/// success + exact stdout.
+pub fn check_ok(out: &Output, expected: &[String]) -> Result<(), String> {
+    check_success(out)?;
+    check_stdout(out, expected)
+}
+
+/// Lines of heapmpi's report: they start with `heapmpi[`.
+pub fn stats_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("heapmpi["))
+        .collect()
+}
+
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapState {
+    Active,
+    Inactive,
+}
+
+/// One rank's status line of the report (the `heapmpi[` line that says
+/// `active` or `inactive`).
+#[derive(Debug, Clone)]
+pub struct StatusLine {
+    pub line: String,
+    pub rank: Option<usize>,
+    pub state: HeapState,
+}
+
+/// The per-rank status lines (those containing the word `active` or
+/// `inactive`; note that "inactive" contains "active", so words are compared).
+pub fn status_lines(stderr: &str) -> Vec<StatusLine> {
+    stats_lines(stderr)
+        .into_iter()
+        .filter_map(|l| {
+            let state = if words(l).any(|w| w == "inactive") {
+                HeapState::Inactive
+            } else if words(l).any(|w| w == "active") {
+                HeapState::Active
+            } else {
+                return None;
+            };
+            Some(StatusLine {
+                line: l.to_string(),
+                rank: stats_rank(l),
+                state,
+            })
+        })
+        .collect()
+}
+
+/// The rank a report line is about, if its `heapmpi[...]` prefix says so:
+/// `heapmpi[3]`, `heapmpi[3/4]` (rank/size), `heapmpi[rank 3 ...]`,
+/// `heapmpi[rank=3 ...]`.
+pub fn stats_rank(line: &str) -> Option<usize> {
+    let inner = line.strip_prefix("heapmpi[")?;
+    let inner = inner[..inner.find(']')?].trim();
+    if let Ok(r) = inner.parse() {
+        return Some(r);
+    }
+    if let Some((r, n)) = inner.split_once('/') {
+        if let (Ok(r), Ok(_)) = (r.trim().parse(), n.trim().parse::<usize>()) {
+            return Some(r);
+        }
+    }
+    let i = inner.find("rank")?;
+    let digits: String = inner[i + 4..]
+        .trim_start_matches([' ', '=', ':'])
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// Values of `key=<value>` on heapmpi report lines, in order of appearance.
+pub fn stats_values(stderr: &str, key: &str) -> Vec<String> {
+    let pat = format!("{key}=");
+    let mut out = Vec::new();
+    for l in stats_lines(stderr) {
+        let mut rest = l;
+        while let Some(i) = rest.find(&pat) {
+            let boundary_ok = i == 0 || {
+                let c = rest.as_bytes()[i - 1];
+                !(c.is_ascii_alphanumeric() || c == b'_')
+            };
+            let after = &rest[i + pat.len()..];
+            if boundary_ok {
+                let v: String = after
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ';' | ')' | ']'))
+                    .collect();
+                out.push(v);
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+/// Numeric values of `key=<n>` on heapmpi report lines.
+pub fn stats_numbers(stderr: &str, key: &str) -> Result<Vec<u64>, String> {
+    stats_values(stderr, key)
+        .into_iter()
+        .map(|v| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{key}={v} is not a number"))
+        })
+        .collect()
+}
+
+/// `shm=/heapmpi-<hex>` names from the report, as /dev/shm file names.
+pub fn stats_shm_names(stderr: &str) -> BTreeSet<String> {
+    stats_values(stderr, "shm")
+        .into_iter()
+        .map(|v| v.trim_start_matches('/').to_string())
+        .filter(|v| v.starts_with("heapmpi-"))
+        .collect()
+}
+
+/// Exactly one status line per rank, all in `want` state (and, where the
+/// lines name their rank, every rank exactly once).
+pub fn check_status_lines(out: &Output, nranks: usize, want: HeapState) -> Result<(), String> {
+    let st = status_lines(&out.stderr);
+    if st.len() != nranks {
+        return Err(format!(
+            "expected {nranks} heapmpi status lines (heapmpi[... active|inactive ...]) on stderr, found {}",
+            st.len()
+        ));
+    }
+    if let Some(bad) = st.iter().find(|s| s.state != want) {
+        return Err(format!("expected every rank {want:?}, but: {}", bad.line));
+    }
+    if st.iter().all(|s| s.rank.is_some()) {
+        let ranks: BTreeSet<usize> = st.iter().filter_map(|s| s.rank).collect();
+        if ranks != (0..nranks).collect() {
+            return Err(format!(
+                "status lines name ranks {ranks:?}, expected 0..{nranks}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lines containing `heapmpi: warning`.
+pub fn warning_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("heapmpi: warning"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Failure collection over a matrix
+// ---------------------------------------------------------------------------
+
+/// Collects failures of a test matrix; `finish` panics with all of them.
+#[derive(Default)]
+pub struct Failures {
+    list: Vec<String>,
+    ran: usize,
+}
+
+impl Failures {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a passing case that was checked outside `check`/`case`.
+    pub fn passed(&mut self, case: &str, info: &str) {
+        self.ran += 1;
+        eprintln!("ok   {case}: {info}");
+    }
+
+    /// Records a failing case (counted as run).
+    pub fn fail(&mut self, case: &str, msg: impl AsRef<str>) {
+        self.ran += 1;
+        eprintln!("FAIL {case}: {}", first_line(msg.as_ref()));
+        self.list.push(format!("=== {case}\n{}", msg.as_ref()));
+    }
+
+    /// Records `case` as run; on Err records the failure with the output.
+    pub fn check(&mut self, case: &str, out: &Output, res: Result<(), String>) {
+        match res {
+            Ok(()) => {
+                self.ran += 1;
+                eprintln!("ok   {case} ({:.1} s)", out.elapsed.as_secs_f64())
+            }
+            Err(e) => self.fail(case, format!("{e}\n{}", out.report())),
+        }
+    }
+
+    /// Runs one MPI case and checks it with `check`; build/spawn errors and
+    /// timeouts are failures too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn case(
+        &mut self,
+        case: &str,
+        program: &str,
+        f: Flavour,
+        mode: Mode,
+        nranks: usize,
+        args: &[&str],
+        env: &[(&str, &str)],
+        check: impl FnOnce(&Output) -> Result<(), String>,
+    ) -> Option<Output> {
+        match run_mpi(program, f, mode, nranks, args, env) {
+            Err(e) => {
+                self.fail(case, e);
+                None
+            }
+            Ok(out) => {
+                let res = if out.timed_out {
+                    Err(format!("timed out after {:?}", job_timeout()))
+                } else {
+                    check(&out)
+                };
+                self.check(case, &out, res);
+                Some(out)
+            }
+        }
+    }
+
+    pub fn finish(self, test: &str) {
+        if self.ran == 0 && self.list.is_empty() {
+            eprintln!("SKIP: {test}: nothing to run (no MPI flavour available)");
+            return;
+        }
+        if !self.list.is_empty() {
+            panic!(
+                "{test}: {} of {} case(s) failed:\n\n{}",
+                self.list.len(),
+                self.ran,
+                self.list.join("\n\n")
+            );
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+pub fn case_name(program: &str, f: Flavour, mode: Mode, nranks: usize, extra: &str) -> String {
+    let mut s = format!("{program} {} {} np={nranks}", f.name(), mode.name());
+    if !extra.is_empty() {
+        s.push(' ');
+        s.push_str(extra);
+    }
+    s
+}

@@ -1,0 +1,571 @@
+//! Foundation integration tests: the shared heap under real `mpirun`.
+//!
+//! Every test walks a matrix of {Open MPI, MPICH} x {LD_PRELOAD via
+//! `wrappers/heapmpirun`, `--wrap` via `wrappers/heapmpicc`} (and rank
+//! counts), runs the C programs from `tests/c/`, and reports every failing
+//! combination with its full output. A flavour whose `mpicc.<flavour>` or
+//! launcher is missing is skipped with a notice. Tests are independent and
+//! safe to run in parallel.
+//!
+//! Run: `cargo test --release --test foundation` (builds the library for
+//! both flavours first through `wrappers/heapmpi-build`).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Blocks rank 0 allocates in share_pointers.c (NB0).
+const SHARE_POINTERS_BLOCKS: usize = 10;
+
+fn share_pointers_expected(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|r| {
+            let verified = if r == 0 {
+                n - 1
+            } else {
+                SHARE_POINTERS_BLOCKS + n - 2
+            };
+            format!("rank {r}: verified {verified} blocks")
+        })
+        .collect()
+}
+
+/// Without HEAPMPI_STATS the library says nothing.
+fn check_quiet(out: &Output) -> Result<(), String> {
+    let noisy: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("heapmpi"))
+        .collect();
+    if !noisy.is_empty() {
+        return Err(format!(
+            "heapmpi printed to stderr without HEAPMPI_STATS / heap-full:\n{}",
+            noisy.join("\n")
+        ));
+    }
+    if out.stdout.contains("heapmpi") {
+        return Err("heapmpi printed to stdout".into());
+    }
+    Ok(())
+}
+
+/// Every rank reports `shared_allocs=<n>` with n > 0.
+fn check_shared_allocs(out: &Output, nranks: usize) -> Result<(), String> {
+    let shared = stats_numbers(&out.stderr, "shared_allocs")?;
+    if shared.len() != nranks {
+        return Err(format!(
+            "expected {nranks} shared_allocs= values in the report, found {shared:?}"
+        ));
+    }
+    if shared.contains(&0) {
+        return Err(format!(
+            "a rank made no shared allocation: shared_allocs={shared:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// HEAPMPI_STATS=1 report: every rank active and allocating from the
+/// shared heap (so a passing program really ran on the shared heap).
+fn check_active(out: &Output, nranks: usize) -> Result<(), String> {
+    check_status_lines(out, nranks, HeapState::Active)?;
+    check_shared_allocs(out, nranks)
+}
+
+const STATS: [(&str, &str); 1] = [("HEAPMPI_STATS", "1")];
+
+#[test]
+fn share_pointers_across_ranks() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            for n in [2, 4] {
+                let expected = share_pointers_expected(n);
+                fl.case(
+                    &case_name("share_pointers", f, mode, n, ""),
+                    "share_pointers",
+                    f,
+                    mode,
+                    n,
+                    &[],
+                    &[],
+                    |o| {
+                        check_ok(o, &expected)?;
+                        check_quiet(o)
+                    },
+                );
+                fl.case(
+                    &case_name("share_pointers", f, mode, n, "HEAPMPI_STATS=1"),
+                    "share_pointers",
+                    f,
+                    mode,
+                    n,
+                    &[],
+                    &[("HEAPMPI_STATS", "1")],
+                    |o| {
+                        check_ok(o, &expected)?;
+                        check_active(o, n)
+                    },
+                );
+            }
+        }
+    }
+    fl.finish("share_pointers_across_ranks");
+}
+
+#[test]
+fn alloc_stress_threads() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name("alloc_stress", f, mode, n, "HEAPMPI_STATS=1"),
+                "alloc_stress",
+                f,
+                mode,
+                n,
+                &[],
+                &STATS,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "ok"))?;
+                    check_active(o, n)
+                },
+            );
+        }
+        // 4 ranks oversubscribed on 2 cores: LD_PRELOAD only, for CI time.
+        let n = 4;
+        fl.case(
+            &case_name("alloc_stress", f, Mode::Preload, n, "HEAPMPI_STATS=1"),
+            "alloc_stress",
+            f,
+            Mode::Preload,
+            n,
+            &[],
+            &STATS,
+            |o| {
+                check_ok(o, &per_rank_lines(n, "ok"))?;
+                check_active(o, n)
+            },
+        );
+    }
+    fl.finish("alloc_stress_threads");
+}
+
+#[test]
+fn realloc_across_init_and_finalize() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name("realloc_boundary", f, mode, n, "HEAPMPI_STATS=1"),
+                "realloc_boundary",
+                f,
+                mode,
+                n,
+                &[],
+                &STATS,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "realloc boundary ok"))?;
+                    check_active(o, n)
+                },
+            );
+        }
+    }
+    fl.finish("realloc_across_init_and_finalize");
+}
+
+#[test]
+fn fork_and_exec_after_init() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name("fork_exec", f, mode, n, "HEAPMPI_STATS=1"),
+                "fork_exec",
+                f,
+                mode,
+                n,
+                &[],
+                &STATS,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "fork ok"))?;
+                    check_active(o, n)
+                },
+            );
+        }
+    }
+    fl.finish("fork_and_exec_after_init");
+}
+
+/// fork() gives the child a private copy of the address space: a child that
+/// writes into a block its parent allocated before the fork must not change
+/// the parent's block (the shared heap must not stay MAP_SHARED in the
+/// child).
+#[test]
+fn fork_child_writes_stay_private() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name("fork_exec", f, mode, n, "child-writes"),
+                "fork_exec",
+                f,
+                mode,
+                n,
+                &["child-writes"],
+                &STATS,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "fork ok"))?;
+                    check_active(o, n)
+                },
+            );
+        }
+    }
+    fl.finish("fork_child_writes_stay_private");
+}
+
+#[test]
+fn malloc_api_edge_cases() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name("alloc_api", f, mode, n, "HEAPMPI_STATS=1"),
+                "alloc_api",
+                f,
+                mode,
+                n,
+                &[],
+                &STATS,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "alloc api ok"))?;
+                    check_active(o, n)
+                },
+            );
+        }
+    }
+    fl.finish("malloc_api_edge_cases");
+}
+
+#[test]
+fn heap_full_falls_back_to_glibc() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name(
+                    "heap_full",
+                    f,
+                    mode,
+                    n,
+                    "HEAPMPI_HEAP_SIZE=4M HEAPMPI_STATS=1",
+                ),
+                "heap_full",
+                f,
+                mode,
+                n,
+                &[],
+                &[("HEAPMPI_HEAP_SIZE", "4M"), ("HEAPMPI_STATS", "1")],
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
+                    check_status_lines(o, n, HeapState::Active)?;
+                    let fb = stats_numbers(&o.stderr, "fallbacks")?;
+                    if fb.len() != n || fb.contains(&0) {
+                        return Err(format!(
+                            "expected fallbacks>0 for each of {n} ranks, got fallbacks={fb:?}"
+                        ));
+                    }
+                    let warnings = warning_lines(&o.stderr);
+                    if warnings.is_empty() || warnings.len() > n {
+                        return Err(format!(
+                            "expected between 1 and {n} (at most one per rank) 'heapmpi: warning' \
+                             lines, got {}:\n{}",
+                            warnings.len(),
+                            warnings.join("\n")
+                        ));
+                    }
+                    Ok(())
+                },
+            );
+        }
+    }
+    fl.finish("heap_full_falls_back_to_glibc");
+}
+
+#[test]
+fn heapmpi_disable_passes_through() {
+    let mut fl = Failures::new();
+    let env = [("HEAPMPI_DISABLE", "1"), ("HEAPMPI_STATS", "1")];
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name(
+                    "alloc_stress",
+                    f,
+                    mode,
+                    n,
+                    "HEAPMPI_DISABLE=1 HEAPMPI_STATS=1",
+                ),
+                "alloc_stress",
+                f,
+                mode,
+                n,
+                &[],
+                &env,
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "ok"))?;
+                    check_status_lines(o, n, HeapState::Inactive)?;
+                    let shared = stats_numbers(&o.stderr, "shared_allocs")?;
+                    if shared.iter().any(|&s| s != 0) {
+                        return Err(format!("disabled, yet shared_allocs={shared:?}"));
+                    }
+                    Ok(())
+                },
+            );
+            fl.case(
+                &case_name("realloc_boundary", f, mode, n, "HEAPMPI_DISABLE=1"),
+                "realloc_boundary",
+                f,
+                mode,
+                n,
+                &[],
+                &[("HEAPMPI_DISABLE", "1")],
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "realloc boundary ok"))?;
+                    check_quiet(o)
+                },
+            );
+        }
+    }
+    fl.finish("heapmpi_disable_passes_through");
+}
+
+#[test]
+fn single_rank_job_works() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 1;
+            fl.case(
+                &case_name("alloc_stress", f, mode, n, "HEAPMPI_STATS=1"),
+                "alloc_stress",
+                f,
+                mode,
+                n,
+                &["10000"],
+                &[("HEAPMPI_STATS", "1")],
+                |o| {
+                    check_ok(o, &per_rank_lines(n, "ok"))?;
+                    let st = status_lines(&o.stderr);
+                    if st.len() != 1 {
+                        return Err(format!("expected 1 status line, found {}", st.len()));
+                    }
+                    Ok(())
+                },
+            );
+        }
+    }
+    fl.finish("single_rank_job_works");
+}
+
+/// After a normal run, the shm objects named in the report are gone.
+#[test]
+fn shm_object_removed_after_normal_run() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let n = 2;
+            fl.case(
+                &case_name(
+                    "share_pointers",
+                    f,
+                    mode,
+                    n,
+                    "HEAPMPI_STATS=1 (/dev/shm check)",
+                ),
+                "share_pointers",
+                f,
+                mode,
+                n,
+                &[],
+                &[("HEAPMPI_STATS", "1")],
+                |o| {
+                    check_ok(o, &share_pointers_expected(n))?;
+                    let names = stats_shm_names(&o.stderr);
+                    if names.is_empty() {
+                        return Err("no shm=/heapmpi-<hex> in the HEAPMPI_STATS report".into());
+                    }
+                    let left: Vec<&String> = names
+                        .iter()
+                        .filter(|n| Path::new("/dev/shm").join(n).exists())
+                        .collect();
+                    if !left.is_empty() {
+                        return Err(format!("left behind in /dev/shm after the job: {left:?}"));
+                    }
+                    Ok(())
+                },
+            );
+        }
+    }
+    fl.finish("shm_object_removed_after_normal_run");
+}
+
+#[test]
+fn killed_rank_leaves_no_shm_object() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            let case = format!(
+                "sleep_after_init {} {} np=2 SIGKILL one rank",
+                f.name(),
+                mode.name()
+            );
+            match kill_one_rank("sleep_after_init", f, mode) {
+                Ok(info) => fl.passed(&case, &info),
+                Err(e) => fl.fail(&case, e),
+            }
+        }
+    }
+    fl.finish("killed_rank_leaves_no_shm_object");
+}
+
+/// Non-MPI programs behave exactly the same with the library preloaded.
+#[test]
+fn ordinary_programs_under_ld_preload() {
+    let mut fl = Failures::new();
+    let commands: [&[&str]; 4] = [
+        &["python3", "-c", "print(sum(range(10)))"],
+        &["ls", "/"],
+        &["gcc", "--version"],
+        &["sh", "-c", "echo hi | cat"],
+    ];
+    for f in available_flavours() {
+        if let Err(e) = ensure_library(f) {
+            fl.fail(&format!("build {}", f.name()), e);
+            continue;
+        }
+        let lib = f.shared_lib();
+        for argv in commands {
+            let case = format!("LD_PRELOAD={} {}", lib.display(), argv.join(" "));
+            if which(argv[0]).is_none() {
+                eprintln!("SKIP: {case}: {} not found", argv[0]);
+                continue;
+            }
+            let run = |preload: Option<&Path>| {
+                let mut cmd = Command::new(argv[0]);
+                cmd.args(&argv[1..]);
+                clean_env(&mut cmd);
+                if let Some(l) = preload {
+                    cmd.env("LD_PRELOAD", l);
+                }
+                run_command(cmd, Duration::from_secs(60))
+            };
+            let plain = match run(None) {
+                Ok(o) => o,
+                Err(e) => {
+                    fl.fail(&case, format!("without LD_PRELOAD: {e}"));
+                    continue;
+                }
+            };
+            let pre = match run(Some(&lib)) {
+                Ok(o) => o,
+                Err(e) => {
+                    fl.fail(&case, format!("with LD_PRELOAD: {e}"));
+                    continue;
+                }
+            };
+            let same = plain.status.code() == pre.status.code()
+                && plain.status.success() == pre.status.success()
+                && plain.stdout == pre.stdout
+                && plain.stderr == pre.stderr;
+            let res = if same {
+                Ok(())
+            } else {
+                Err(format!(
+                    "output differs from the run without LD_PRELOAD\n--- without ---\n{}",
+                    plain.report()
+                ))
+            };
+            fl.check(&case, &pre, res);
+        }
+    }
+    fl.finish("ordinary_programs_under_ld_preload");
+}
+
+/// The C programs themselves are correct: they pass under stock MPI with no
+/// heapmpi (share_pointers needs the shared heap and is left out).
+#[test]
+fn programs_pass_under_stock_mpi() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        let n = 2;
+        let cases: [(&str, &[&str], Vec<String>); 6] = [
+            ("alloc_stress", &[], per_rank_lines(n, "ok")),
+            (
+                "realloc_boundary",
+                &[],
+                per_rank_lines(n, "realloc boundary ok"),
+            ),
+            ("fork_exec", &["child-writes"], per_rank_lines(n, "fork ok")),
+            ("alloc_api", &[], per_rank_lines(n, "alloc api ok")),
+            ("heap_full", &[], per_rank_lines(n, "allocated 64 MiB ok")),
+            (
+                "sleep_after_init",
+                &["0.2"],
+                vec!["ready".to_string(), "done".to_string()],
+            ),
+        ];
+        for (program, args, expected) in cases {
+            fl.case(
+                &case_name(program, f, Mode::Stock, n, ""),
+                program,
+                f,
+                Mode::Stock,
+                n,
+                args,
+                &[],
+                |o| check_ok(o, &expected),
+            );
+        }
+    }
+    fl.finish("programs_pass_under_stock_mpi");
+}
+
+/// The report parsing used above understands the library's format.
+#[test]
+fn stats_report_parsing() {
+    let stderr = "\
+heapmpi: warning: this rank's shared heap (4.0 MiB) is full; allocations that do not fit now come from private memory
+heapmpi[0/2]: active local=0/2 base=0x292480000000 shm=/heapmpi-2b0d (unlinked) shared_allocs=30045 glibc_allocs=7203 fallbacks=6
+heapmpi[1/2]: inactive shm=/heapmpi-2b0d shared_allocs=0 glibc_allocs=7 fallbacks=0
+unrelated line shared_allocs=99
+";
+    let st = status_lines(stderr);
+    assert_eq!(st.len(), 2);
+    assert_eq!((st[0].rank, st[0].state), (Some(0), HeapState::Active));
+    assert_eq!((st[1].rank, st[1].state), (Some(1), HeapState::Inactive));
+    assert_eq!(
+        stats_numbers(stderr, "shared_allocs").unwrap(),
+        vec![30045, 0]
+    );
+    assert_eq!(stats_numbers(stderr, "fallbacks").unwrap(), vec![6, 0]);
+    assert_eq!(stats_numbers(stderr, "allocs").unwrap(), Vec::<u64>::new());
+    assert_eq!(
+        stats_shm_names(stderr).into_iter().collect::<Vec<_>>(),
+        vec!["heapmpi-2b0d"]
+    );
+    assert_eq!(warning_lines(stderr).len(), 1);
+    assert_eq!(stats_rank("heapmpi[3]: active"), Some(3));
+    assert_eq!(stats_rank("heapmpi[rank 5 pid 7]: active"), Some(5));
+    assert_eq!(stats_rank("heapmpi[node0]: active"), None);
+}
