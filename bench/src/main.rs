@@ -1,0 +1,625 @@
+//! heapmpi-bench: OSU-style comparison of stock MPI against heapmpi.
+//!
+//! Builds libheapmpi and the C benchmark programs, measures the machine's
+//! own limits, runs every benchmark stock and under heapmpi (alternating,
+//! same binary) for each MPI and repetition, runs one real application
+//! (LAMMPS) both ways, and writes tables, CSV and plots. See bench/README.md.
+
+mod app;
+mod benches;
+mod opts;
+mod plot;
+mod report;
+mod runner;
+mod stats;
+
+use benches::Bench;
+use opts::Opts;
+use runner::{Outcome, Runner, Variant};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// One run's parsed output: size -> values.
+pub type Table = BTreeMap<u64, Vec<f64>>;
+
+/// Everything measured in one invocation.
+#[derive(Default)]
+pub struct Results {
+    /// (bench, mpi, variant) -> one table per repetition that succeeded
+    pub runs: BTreeMap<(&'static str, String, Variant), Vec<Table>>,
+    /// ranks used per benchmark
+    pub ranks: BTreeMap<&'static str, usize>,
+    /// human-readable failures (runs that failed, validation errors)
+    pub failures: Vec<String>,
+    /// heapmpi runs in which not every rank reported `active`
+    pub heap_not_active: Vec<String>,
+    pub limits: Option<Limits>,
+    pub app: Option<app::AppResult>,
+    /// validation: (what, passed)
+    pub checks: Vec<(String, bool)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// (size, one core GB/s, two cores GB/s)
+    pub memcpy: Vec<(u64, f64, f64)>,
+    pub cacheline_best_ns: f64,
+    pub cacheline_median_ns: f64,
+}
+
+/// Progress lines on stderr: which run, how far, how long.
+pub struct Progress {
+    total: usize,
+    done: usize,
+    start: Instant,
+    run_secs: f64,
+}
+
+impl Progress {
+    pub fn begin(&mut self, what: &str) {
+        self.done += 1;
+        let el = self.start.elapsed().as_secs_f64();
+        let eta = if self.done > 1 {
+            let avg = self.run_secs / (self.done - 1) as f64;
+            format!(", eta ~{}", fmt_dur(avg * (self.total + 1 - self.done) as f64))
+        } else {
+            String::new()
+        };
+        eprint!("[{:>3}/{:<3} {}{}] {} ... ", self.done, self.total, fmt_dur(el), eta, what);
+        let _ = std::io::stderr().flush();
+    }
+    pub fn end(&mut self, o: &Outcome, note: &str) {
+        self.run_secs += o.secs;
+        if o.ok {
+            eprintln!("{:.1} s{}", o.secs, note);
+        } else {
+            eprintln!("FAILED ({}) after {:.1} s, see {}", o.error, o.secs, o.log.display());
+        }
+    }
+}
+
+/// Write to stdout, ignoring a closed pipe (`bench/run | head`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
+pub fn fmt_dur(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match Opts::parse(&args) {
+        Ok(o) => o,
+        Err(e) if e.is_empty() => {
+            out!("{}\nbenchmarks:\n", opts::USAGE);
+            for b in benches::BENCHES {
+                out!("  {:<8} {}\n", b.name, b.what);
+            }
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("heapmpi-bench: {e}\n\n{}", opts::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    match run(opts) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("heapmpi-bench: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// bench/ (this crate's directory): $HEAPMPI_BENCH_DIR, else the directory
+/// the crate was built in.
+fn bench_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("HEAPMPI_BENCH_DIR") {
+        return PathBuf::from(d);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn run(mut opts: Opts) -> Result<ExitCode, String> {
+    let t_start = Instant::now();
+    let bench = bench_dir();
+    let root = bench.parent().ok_or("bench directory has no parent")?.to_path_buf();
+    if !root.join("wrappers/heapmpirun").exists() {
+        return Err(format!("{} does not look like a heapmpi checkout (no wrappers/heapmpirun)", root.display()));
+    }
+
+    // Which MPIs.
+    let mut mpis = vec![];
+    for m in &opts.mpis {
+        let ok = runner::have_command(&format!("mpicc.{m}")) && runner::have_command(runner::launcher(m));
+        if ok {
+            mpis.push(m.clone());
+        } else if opts.mpis_given {
+            return Err(format!("{m} requested but mpicc.{m} / {} not found", runner::launcher(m)));
+        } else {
+            eprintln!("heapmpi-bench: {m} not installed (mpicc.{m}), skipping it");
+        }
+    }
+    if mpis.is_empty() {
+        return Err("no MPI installed (mpicc.openmpi / mpicc.mpich)".into());
+    }
+    opts.mpis = mpis;
+
+    // Results directory.
+    let stamp = sh("date", &["+%Y%m%d-%H%M%S"]);
+    let (out, link) = match &opts.out {
+        Some(d) => (d.clone(), false),
+        None => (bench.join("results").join(&stamp), true),
+    };
+    let logs = out.join("logs");
+    fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+    if link {
+        let l = bench.join("results/latest");
+        let _ = fs::remove_file(&l);
+        let _ = std::os::unix::fs::symlink(&stamp, &l);
+    }
+    let runner = Runner { root: root.clone(), logs: logs.clone(), timeout: opts.timeout };
+
+    // Environment, for the report.
+    let mut env = vec![
+        ("date".to_string(), sh("date", &["-Iseconds"])),
+        ("command".to_string(), format!("bench/run {}", opts.command_line).trim().to_string()),
+        ("host".to_string(), sh("uname", &["-srm"])),
+        (
+            "cpu".to_string(),
+            format!(
+                "{} ({} CPUs)",
+                fs::read_to_string("/proc/cpuinfo")
+                    .ok()
+                    .and_then(|c| c
+                        .lines()
+                        .find(|l| l.starts_with("model name"))
+                        .and_then(|l| l.split_once(':'))
+                        .map(|(_, v)| v.trim().to_string()))
+                    .unwrap_or_default(),
+                runner::cpu_count()
+            ),
+        ),
+        ("load average at start".to_string(), loadavg()),
+    ];
+    let dirty = if sh("git", &["-C", &root.to_string_lossy(), "status", "--porcelain"]).is_empty() {
+        ""
+    } else {
+        " (with uncommitted changes)"
+    };
+    let commit = sh("git", &["-C", &root.to_string_lossy(), "rev-parse", "--short", "HEAD"]);
+    env.push((
+        "heapmpi commit".to_string(),
+        if commit.is_empty() { "unknown (not a git checkout)".to_string() } else { format!("{commit}{dirty}") },
+    ));
+    for m in &opts.mpis {
+        let v = match m.as_str() {
+            "openmpi" => sh("mpirun.openmpi", &["--version"]).lines().next().unwrap_or("").to_string(),
+            _ => sh("mpichversion", &[]).lines().next().unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" "),
+        };
+        env.push((runner::mpi_title(m).to_string(), v));
+    }
+
+    eprintln!("heapmpi-bench: results in {}", out.display());
+
+    // Build.
+    let bin_dir = bench.join("target/c");
+    build(&opts, &root, &bench, &bin_dir, &logs)?;
+
+    // Plan, for the progress lines.
+    let n_jobs: usize = opts.benches.len() * opts.mpis.len();
+    let mut total = 0;
+    if opts.check {
+        total += check_jobs(&opts).len() * opts.mpis.len() * 2;
+    }
+    if !opts.check_only {
+        total += n_jobs * opts.reps * 2;
+        if opts.limits {
+            total += 1;
+        }
+        if opts.app {
+            total += opts.app_reps * 2;
+        }
+    }
+    let mut progress = Progress { total, done: 0, start: Instant::now(), run_secs: 0.0 };
+    let mut res = Results::default();
+
+    // Validation.
+    if opts.check {
+        check(&opts, &runner, &bin_dir, &mut progress, &mut res);
+        let failed: Vec<&(String, bool)> = res.checks.iter().filter(|c| !c.1).collect();
+        if !failed.is_empty() {
+            eprintln!("\nVALIDATION FAILED:");
+            for f in &failed {
+                eprintln!("  {}", f.0);
+            }
+            for f in &res.failures {
+                eprintln!("  {f}");
+            }
+            write_text(&out.join("report.txt"), &report::validation_text(&res));
+            return Ok(ExitCode::from(1));
+        }
+        eprintln!("validation passed: {} runs, every received byte checked", res.checks.len());
+    }
+    if opts.check_only {
+        let text = report::validation_text(&res);
+        out!("{text}");
+        write_text(&out.join("report.txt"), &text);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Machine limits.
+    if opts.limits {
+        progress.begin("machine limits (memcpy 1/2 cores, cache-line ping-pong)");
+        let mut cmd = Command::new(bin_dir.join("limits"));
+        if opts.quick {
+            cmd.args(["-r", "2", "-t", "5"]);
+        }
+        let o = runner.run_plain(cmd, "limits");
+        progress.end(&o, "");
+        if o.ok {
+            res.limits = Some(parse_limits(&o.stdout));
+        } else {
+            res.failures.push(format!("limits: {}", o.error));
+        }
+    }
+
+    // Timing runs: repetition-major, stock/heapmpi alternating (ABBA) so that
+    // slow drifts of the machine hit both alike.
+    for rep in 0..opts.reps {
+        for b in &opts.benches {
+            for mpi in &opts.mpis {
+                let order = if rep % 2 == 0 {
+                    [Variant::Stock, Variant::Heapmpi]
+                } else {
+                    [Variant::Heapmpi, Variant::Stock]
+                };
+                for v in order {
+                    timing_run(&opts, &runner, &bin_dir, b, mpi, v, rep, &mut progress, &mut res);
+                }
+            }
+        }
+    }
+
+    // Application.
+    if opts.app {
+        res.app = app::run(&opts, &runner, &out, &mut progress);
+        if let Some(a) = &res.app {
+            res.failures.extend(a.failures.iter().map(|f| format!("application check: {f}")));
+            if a.skipped.is_none() && !a.identical {
+                res.failures.push(format!(
+                    "application check: physics output differs: {}",
+                    a.difference.as_deref().unwrap_or("no thermo output")
+                ));
+            }
+        }
+    }
+
+    env.push(("load average at end".to_string(), loadavg()));
+    env.push(("total time".to_string(), fmt_dur(t_start.elapsed().as_secs_f64())));
+
+    // Report.
+    let text = report::text(&opts, &res, &env);
+    out!("\n{text}");
+    write_text(&out.join("report.txt"), &text);
+    report::write_csv(&opts, &res, &out).map_err(|e| format!("writing CSV: {e}"))?;
+    if opts.plots {
+        let notes: Vec<String> = env
+            .iter()
+            .filter(|(k, _)| k == "date" || k == "cpu" || k == "Open MPI" || k == "MPICH" || k == "heapmpi commit")
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        match plot::all(&opts, &res, &out, &notes) {
+            Ok(files) => {
+                out!("plots:\n");
+                for f in files {
+                    out!("  {}\n", f.display());
+                }
+            }
+            Err(e) => {
+                eprintln!("heapmpi-bench: plots skipped: {e}");
+            }
+        }
+    }
+    out!("results: {}\n", out.display());
+    out!("total time: {}\n", fmt_dur(t_start.elapsed().as_secs_f64()));
+    if res.failures.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("heapmpi-bench: {} failure(s):", res.failures.len());
+        for f in &res.failures {
+            eprintln!("  {f}");
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn write_text(p: &Path, s: &str) {
+    if let Err(e) = fs::write(p, s) {
+        eprintln!("heapmpi-bench: cannot write {}: {e}", p.display());
+    }
+}
+
+fn newer(src: &Path, bin: &Path) -> bool {
+    let m = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (m(src), m(bin)) {
+        (Some(s), Some(b)) => s > b,
+        _ => true,
+    }
+}
+
+fn compile(cc: &str, extra: &[&str], src: &Path, bin: &Path, logs: &Path) -> Result<(), String> {
+    if !newer(src, bin) {
+        return Ok(());
+    }
+    let mut cmd = Command::new(cc);
+    cmd.args(["-std=c11", "-O2", "-Wall", "-Wextra"]).args(extra).arg("-o").arg(bin).arg(src);
+    let out = cmd.output().map_err(|e| format!("cannot run {cc}: {e}"))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let name = bin.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let _ = fs::write(logs.join(format!("build-{cc}-{name}.log")), err.as_bytes());
+    if !out.status.success() {
+        return Err(format!("{cc} {}: failed:\n{err}", src.display()));
+    }
+    if !err.trim().is_empty() {
+        eprintln!("heapmpi-bench: warnings from {cc} {}:\n{err}", src.display());
+    }
+    Ok(())
+}
+
+fn build(opts: &Opts, root: &Path, bench: &Path, bin_dir: &Path, logs: &Path) -> Result<(), String> {
+    if opts.build {
+        eprintln!("heapmpi-bench: building libheapmpi for {} (wrappers/heapmpi-build) ...", opts.mpis.join(", "));
+        let t0 = Instant::now();
+        let log = logs.join("build-heapmpi.log");
+        let f = fs::File::create(&log).map_err(|e| e.to_string())?;
+        let status = Command::new(root.join("wrappers/heapmpi-build"))
+            .args(&opts.mpis)
+            .current_dir(root)
+            .stdout(f.try_clone().map_err(|e| e.to_string())?)
+            .stderr(f)
+            .status()
+            .map_err(|e| format!("cannot run heapmpi-build: {e}"))?;
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        if !status.success() {
+            return Err(format!("heapmpi-build failed:\n{}", runner::tail(&text, 30)));
+        }
+        eprintln!("heapmpi-bench: libheapmpi ready ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+    for m in &opts.mpis {
+        let lib = root.join(format!("target/{m}/release/libheapmpi.so"));
+        if !lib.exists() {
+            return Err(format!("{} missing (run without --no-build)", lib.display()));
+        }
+    }
+    for m in &opts.mpis {
+        let d = bin_dir.join(m);
+        fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+        for p in benches::PROGRAMS {
+            let src = bench.join(format!("c/{p}.c"));
+            compile(&format!("mpicc.{m}"), &[], &src, &d.join(p), logs)?;
+        }
+    }
+    if opts.limits {
+        let cc = if runner::have_command("cc") { "cc" } else { "gcc" };
+        compile(cc, &["-pthread"], &bench.join("c/limits.c"), &bin_dir.join("limits"), logs)?;
+    }
+    Ok(())
+}
+
+/// Iteration scale of malloc_bench relative to its own default.
+pub const MALLOC_SCALE: f64 = 0.25;
+
+fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
+    let mut a: Vec<String> = b.mode_args.iter().map(|s| s.to_string()).collect();
+    if !b.osu_style {
+        // malloc_bench: one argument, the iteration scale. x0.25 of its
+        // default: glibc's batch pattern at >= 4 KiB gives the heap back to
+        // the kernel every round (~0.4 Mops/s), and at scale 1 this one
+        // benchmark would take a third of the 15-minute budget.
+        a.push(format!("{}", if validate { 0.01 } else { MALLOC_SCALE * opts.iter_scale }));
+        return a;
+    }
+    if validate {
+        // every size of the range plus its odd neighbours, few iterations
+        let lo = opts.size_min.max(b.min_size);
+        a.extend(["-m".into(), format!("{lo}:{}", opts.size_max), "-O".into(), "-c".into()]);
+        a.extend(["-f".into(), "0.01".into()]);
+        return a;
+    }
+    let sizes = opts.sizes_for(b);
+    a.push("-s".into());
+    a.push(sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","));
+    if opts.iter_scale != 1.0 {
+        a.extend(["-f".into(), format!("{}", opts.iter_scale)]);
+    }
+    a
+}
+
+fn bench_ranks(opts: &Opts, b: &Bench) -> usize {
+    if b.name == "mbw_mr" {
+        opts.mbw_ranks
+    } else {
+        2
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn timing_run(
+    opts: &Opts,
+    runner: &Runner,
+    bin_dir: &Path,
+    b: &'static Bench,
+    mpi: &str,
+    v: Variant,
+    rep: usize,
+    progress: &mut Progress,
+    res: &mut Results,
+) {
+    let ranks = bench_ranks(opts, b);
+    res.ranks.insert(b.name, ranks);
+    let prog = bin_dir.join(mpi).join(b.program);
+    let args = program_args(opts, b, false);
+    progress.begin(&format!(
+        "rep {}/{}  {:<7} {:<8} {:<7}",
+        rep + 1,
+        opts.reps,
+        b.name,
+        mpi,
+        v.name()
+    ));
+    let log = format!("{}-{}-{}-r{}", b.name, mpi, v.name(), rep + 1);
+    let o = runner.run(mpi, v, ranks, &prog, &args, &log, None);
+    let mut note = String::new();
+    if v == Variant::Heapmpi && o.ok && o.active_ranks < ranks {
+        note = format!("  (heapmpi active in {}/{} ranks!)", o.active_ranks, ranks);
+        res.heap_not_active.push(format!(
+            "{log}: heapmpi active in {}/{} ranks{}",
+            o.active_ranks,
+            ranks,
+            o.inactive.first().map(|l| format!(": {l}")).unwrap_or_default()
+        ));
+    }
+    progress.end(&o, &note);
+    if !o.ok {
+        res.failures.push(format!("{log}: {}\n{}", o.error, runner::tail(&o.stderr, 8)));
+        return;
+    }
+    let t = runner::parse_table(&o.stdout);
+    if t.is_empty() {
+        res.failures.push(format!("{log}: no data in the output ({})", o.log.display()));
+        return;
+    }
+    res.runs.entry((b.name, mpi.to_string(), v)).or_default().push(t);
+}
+
+/// Validation runs: every benchmark at 2 ranks, and mbw_mr also at 4 ranks
+/// (two pairs at once: matching and per-pair queues get exercised).
+fn check_jobs(opts: &Opts) -> Vec<(&'static Bench, usize)> {
+    let mut jobs: Vec<(&'static Bench, usize)> = opts.benches.iter().map(|b| (*b, 2usize)).collect();
+    if let Some(b) = opts.benches.iter().find(|b| b.name == "mbw_mr") {
+        jobs.push((b, 4));
+    }
+    jobs
+}
+
+fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, res: &mut Results) {
+    for (b, ranks) in check_jobs(opts) {
+        for mpi in &opts.mpis {
+            for v in [Variant::Stock, Variant::Heapmpi] {
+                let what = format!("check {:<7} {:<8} {:<7} {} ranks", b.name, mpi, v.name(), ranks);
+                progress.begin(&what);
+                let prog = bin_dir.join(mpi).join(b.program);
+                let args = program_args(opts, b, true);
+                let log = format!("check-{}-{}-{}-{}ranks", b.name, mpi, v.name(), ranks);
+                let o = runner.run(mpi, v, ranks, &prog, &args, &log, None);
+                let mut passed = o.ok;
+                let mut why = String::new();
+                if !o.ok {
+                    why = o.error.clone();
+                } else if b.osu_style && !o.stdout.contains("# validation passed") {
+                    passed = false;
+                    why = "no '# validation passed' line".into();
+                }
+                if passed && v == Variant::Heapmpi && o.active_ranks < ranks {
+                    passed = false;
+                    why = format!(
+                        "heapmpi active in {}/{} ranks{}",
+                        o.active_ranks,
+                        ranks,
+                        o.inactive.first().map(|l| format!(": {l}")).unwrap_or_default()
+                    );
+                }
+                let note = if o.ok && !passed { format!("  FAILED: {why}") } else { String::new() };
+                progress.end(&o, &note);
+                if !passed {
+                    let errs: Vec<&str> = o
+                        .stderr
+                        .lines()
+                        .chain(o.stdout.lines())
+                        .filter(|l| l.contains("VALIDATION") || l.contains("validation FAILED"))
+                        .take(10)
+                        .collect();
+                    res.failures.push(format!(
+                        "{log}: {why}\n{}\n(see {})",
+                        if errs.is_empty() { runner::tail(&o.stderr, 8) } else { errs.join("\n") },
+                        o.log.display()
+                    ));
+                }
+                res.checks.push((format!("{what}: {}", if passed { "ok" } else { why.as_str() }), passed));
+            }
+        }
+    }
+}
+
+fn parse_limits(out: &str) -> Limits {
+    let mut l = Limits::default();
+    for line in out.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["memcpy", s, a, b] => {
+                if let (Ok(s), Ok(a), Ok(b)) = (s.parse::<u64>(), a.parse::<f64>(), b.parse::<f64>()) {
+                    l.memcpy.push((s, a / 1e3, b / 1e3));
+                }
+            }
+            ["cacheline", best, med] => {
+                l.cacheline_best_ns = best.parse().unwrap_or(0.0);
+                l.cacheline_median_ns = med.parse().unwrap_or(0.0);
+            }
+            _ => {}
+        }
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse() {
+        let l = parse_limits("# x\nmemcpy 1024 45000 90000\ncacheline 51.0 60.5\n");
+        assert_eq!(l.memcpy, vec![(1024, 45.0, 90.0)]);
+        assert_eq!(l.cacheline_best_ns, 51.0);
+    }
+
+    #[test]
+    fn args() {
+        let o = Opts::parse(&["--quick".into()]).unwrap();
+        let b = benches::find("bw").unwrap();
+        let a = program_args(&o, b, false);
+        assert_eq!(a[0], "bw");
+        assert_eq!(a[1], "-s");
+        assert!(a[2].starts_with("1,64,"));
+        let c = program_args(&o, b, true);
+        assert!(c.contains(&"-c".to_string()) && c.contains(&"1:4194304".to_string()));
+    }
+}

@@ -1,0 +1,302 @@
+//! Command-line options.
+
+use crate::benches::{self, Bench};
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+usage: heapmpi-bench [options]        (normally run as bench/run [options])
+
+Runs each benchmark with stock MPI and with heapmpi (LD_PRELOAD through
+wrappers/heapmpirun), alternating in the same run, for Open MPI and MPICH,
+and reports the median of the repetitions with the spread.
+
+  --bench LIST      benchmarks, comma-separated (default: all):
+                    latency, bw, bibw, mbw_mr, malloc
+  --mpi LIST        openmpi, mpich (default: every MPI whose mpicc is installed)
+  --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
+                    (default 0:4M; bandwidth benchmarks start at 1)
+  --reps N          repetitions of every stock/heapmpi pair (default 5)
+  --iter-scale F    multiply the OSU iteration and warm-up counts (default 1)
+  --mbw-ranks N     ranks for mbw_mr (default 2 = one pair; more ranks than
+                    cores runs oversubscribed and unbound)
+  --quick           smoke test: 7 sizes, 1 repetition, iterations x0.05,
+                    short LAMMPS run, fewer limit trials; no timing claims
+  --check           first run every benchmark in validation mode (-c: every
+                    received byte checked) stock and heapmpi, plus mbw_mr at
+                    4 ranks; exit 1 on any mismatch
+  --check-only      only the validation runs
+  --no-app          skip the application check (LAMMPS)
+  --app-reps N      LAMMPS repetitions (default: min(reps, 3))
+  --app-steps N     LAMMPS MD steps after the bundled example (default 1000)
+  --no-limits       skip measuring memcpy / cache-line limits
+  --no-plots        skip SVG/PNG plots
+  --no-build        use the already built libheapmpi and benchmark programs
+  --timeout SECS    kill a run after SECS seconds (default 600)
+  --out DIR         results directory (default bench/results/<timestamp>,
+                    with bench/results/latest pointing at it)
+  -h, --help        this text
+";
+
+#[derive(Debug, Clone)]
+pub struct Opts {
+    pub benches: Vec<&'static Bench>,
+    pub mpis: Vec<String>,
+    pub mpis_given: bool,
+    pub size_min: u64,
+    pub size_max: u64,
+    /// explicit size list (quick mode)
+    pub size_list: Option<Vec<u64>>,
+    pub reps: usize,
+    pub iter_scale: f64,
+    pub mbw_ranks: usize,
+    pub quick: bool,
+    pub check: bool,
+    pub check_only: bool,
+    pub app: bool,
+    pub app_reps: usize,
+    pub app_steps: u64,
+    pub limits: bool,
+    pub plots: bool,
+    pub build: bool,
+    pub timeout: f64,
+    pub out: Option<PathBuf>,
+    pub command_line: String,
+}
+
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let lower = lower.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = if let Some(n) = lower.strip_suffix('k') {
+        (n, 1u64 << 10)
+    } else if let Some(n) = lower.strip_suffix('m') {
+        (n, 1u64 << 20)
+    } else if let Some(n) = lower.strip_suffix('g') {
+        (n, 1u64 << 30)
+    } else {
+        (lower, 1)
+    };
+    num.trim()
+        .parse::<u64>()
+        .map(|n| n * mult)
+        .map_err(|_| format!("bad size '{s}'"))
+}
+
+impl Opts {
+    pub fn parse(args: &[String]) -> Result<Opts, String> {
+        let mut o = Opts {
+            benches: benches::BENCHES.iter().collect(),
+            mpis: vec!["openmpi".into(), "mpich".into()],
+            mpis_given: false,
+            size_min: 0,
+            size_max: 4 << 20,
+            size_list: None,
+            reps: 5,
+            iter_scale: 1.0,
+            mbw_ranks: 2,
+            quick: false,
+            check: false,
+            check_only: false,
+            app: true,
+            app_reps: 0,
+            app_steps: 1000,
+            limits: true,
+            plots: true,
+            build: true,
+            timeout: 600.0,
+            out: None,
+            command_line: args.join(" "),
+        };
+        let mut reps_given = false;
+        let mut scale_given = false;
+        let mut sizes_given = false;
+        let mut steps_given = false;
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            // --opt=value or --opt value
+            let (name, inline) = match a.split_once('=') {
+                Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+                _ => (a, None),
+            };
+            let mut value = || -> Result<String, String> {
+                if let Some(v) = &inline {
+                    return Ok(v.clone());
+                }
+                i += 1;
+                args.get(i).cloned().ok_or_else(|| format!("{name} needs a value"))
+            };
+            match name {
+                "-h" | "--help" => return Err(String::new()),
+                "--bench" | "--benches" => {
+                    let v = value()?;
+                    o.benches.clear();
+                    for n in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                        let names: Vec<&str> = match n {
+                            "all" => benches::BENCHES.iter().map(|b| b.name).collect(),
+                            "p2p" => vec!["latency", "bw", "bibw", "mbw_mr"],
+                            other => vec![other],
+                        };
+                        for n in names {
+                            let b = benches::find(n).ok_or_else(|| {
+                                format!(
+                                    "unknown benchmark '{n}' (known: {})",
+                                    benches::BENCHES.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                                )
+                            })?;
+                            if !o.benches.iter().any(|x| x.name == b.name) {
+                                o.benches.push(b);
+                            }
+                        }
+                    }
+                }
+                "--mpi" | "--mpis" => {
+                    let v = value()?;
+                    o.mpis.clear();
+                    o.mpis_given = true;
+                    for n in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                        let n = match n.to_ascii_lowercase().as_str() {
+                            "openmpi" | "ompi" | "open-mpi" => "openmpi",
+                            "mpich" => "mpich",
+                            "all" => {
+                                o.mpis = vec!["openmpi".into(), "mpich".into()];
+                                continue;
+                            }
+                            _ => return Err(format!("unknown MPI '{n}' (openmpi, mpich)")),
+                        };
+                        if !o.mpis.iter().any(|m| m == n) {
+                            o.mpis.push(n.into());
+                        }
+                    }
+                }
+                "--sizes" => {
+                    let v = value()?;
+                    let (a, b) = v.split_once(':').ok_or("--sizes wants MIN:MAX")?;
+                    o.size_min = parse_size(a)?;
+                    o.size_max = parse_size(b)?;
+                    if o.size_max < o.size_min || o.size_max > (1 << 30) {
+                        return Err("--sizes: need MIN <= MAX <= 1G".into());
+                    }
+                    sizes_given = true;
+                }
+                "--reps" => {
+                    o.reps = value()?.parse().map_err(|_| "--reps wants a number")?;
+                    if o.reps == 0 {
+                        return Err("--reps must be at least 1".into());
+                    }
+                    reps_given = true;
+                }
+                "--iter-scale" => {
+                    o.iter_scale = value()?.parse().map_err(|_| "--iter-scale wants a number")?;
+                    if o.iter_scale <= 0.0 {
+                        return Err("--iter-scale must be positive".into());
+                    }
+                    scale_given = true;
+                }
+                "--mbw-ranks" => {
+                    o.mbw_ranks = value()?.parse().map_err(|_| "--mbw-ranks wants a number")?;
+                    if o.mbw_ranks < 2 || o.mbw_ranks % 2 == 1 {
+                        return Err("--mbw-ranks must be even and >= 2".into());
+                    }
+                }
+                "--quick" => o.quick = true,
+                "--check" => o.check = true,
+                "--check-only" => {
+                    o.check = true;
+                    o.check_only = true;
+                }
+                "--no-app" => o.app = false,
+                "--app-reps" => {
+                    o.app_reps = value()?.parse().map_err(|_| "--app-reps wants a number")?;
+                }
+                "--app-steps" => {
+                    o.app_steps = value()?.parse().map_err(|_| "--app-steps wants a number")?;
+                    steps_given = true;
+                }
+                "--no-limits" => o.limits = false,
+                "--no-plots" => o.plots = false,
+                "--no-build" => o.build = false,
+                "--timeout" => {
+                    o.timeout = value()?.parse().map_err(|_| "--timeout wants seconds")?;
+                }
+                "--out" => o.out = Some(PathBuf::from(value()?)),
+                other => return Err(format!("unknown option '{other}'")),
+            }
+            i += 1;
+        }
+        if o.benches.is_empty() {
+            return Err("--bench: no benchmark selected".into());
+        }
+        if o.quick {
+            if !reps_given {
+                o.reps = 1;
+            }
+            if !scale_given {
+                o.iter_scale = 0.05;
+            }
+            if !sizes_given {
+                o.size_list = Some(vec![0, 1, 64, 4096, 65536, 1 << 20, 4 << 20]);
+            }
+            if !steps_given {
+                o.app_steps = 0;
+            }
+        }
+        if o.app_reps == 0 {
+            o.app_reps = o.reps.min(3);
+        }
+        Ok(o)
+    }
+
+    /// Message sizes for a benchmark, or None for "the program's own".
+    pub fn sizes_for(&self, b: &Bench) -> Vec<u64> {
+        let mut v: Vec<u64> = match &self.size_list {
+            Some(list) => list.clone(),
+            None => {
+                let mut v = Vec::new();
+                let mut s = self.size_min;
+                if s == 0 {
+                    v.push(0);
+                    s = 1;
+                }
+                while s <= self.size_max {
+                    v.push(s);
+                    s *= 2;
+                }
+                v
+            }
+        };
+        v.retain(|&s| s >= b.min_size);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4M").unwrap(), 4 << 20);
+        assert_eq!(parse_size("4MiB").unwrap(), 4 << 20);
+        assert_eq!(parse_size("1k").unwrap(), 1024);
+        assert_eq!(parse_size("17").unwrap(), 17);
+        assert!(parse_size("x").is_err());
+    }
+
+    #[test]
+    fn defaults_and_quick() {
+        let o = Opts::parse(&[]).unwrap();
+        assert_eq!(o.reps, 5);
+        assert_eq!(o.benches.len(), benches::BENCHES.len());
+        let lat = benches::find("latency").unwrap();
+        let bw = benches::find("bw").unwrap();
+        assert_eq!(o.sizes_for(lat).len(), 24);
+        assert_eq!(o.sizes_for(bw).len(), 23);
+        let q = Opts::parse(&["--quick".into(), "--bench".into(), "bw,latency".into()]).unwrap();
+        assert_eq!(q.reps, 1);
+        assert_eq!(q.benches.len(), 2);
+        assert_eq!(q.sizes_for(bw)[0], 1);
+        assert!(Opts::parse(&["--bench".into(), "nope".into()]).is_err());
+        assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
+    }
+}

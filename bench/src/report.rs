@@ -1,0 +1,412 @@
+//! Tables (stdout and report.txt) and CSV files.
+
+use crate::benches::{Bench, Metric};
+use crate::opts::Opts;
+use crate::runner::{mpi_title, Variant};
+use crate::stats::Summary;
+use crate::Results;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+/// Median/min/max per size of one metric of one (bench, mpi, variant).
+pub fn series(res: &Results, b: &Bench, m: &Metric, mpi: &str, v: Variant) -> BTreeMap<u64, Summary> {
+    let mut per_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    if let Some(runs) = res.runs.get(&(b.name, mpi.to_string(), v)) {
+        for t in runs {
+            for (size, vals) in t {
+                if let Some(x) = vals.get(m.column) {
+                    per_size.entry(*size).or_default().push(x * m.scale);
+                }
+            }
+        }
+    }
+    per_size.into_iter().filter_map(|(s, v)| Summary::of(&v).map(|x| (s, x))).collect()
+}
+
+pub fn fmt_size(s: u64) -> String {
+    if s >= 1 << 20 && s % (1 << 20) == 0 {
+        format!("{} MiB", s >> 20)
+    } else if s >= 1 << 10 && s % (1 << 10) == 0 {
+        format!("{} KiB", s >> 10)
+    } else {
+        format!("{s} B")
+    }
+}
+
+/// Three significant digits or so, no exponent for the usual ranges.
+pub fn fmt_val(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a < 0.01 {
+        format!("{v:.4}")
+    } else if a < 1.0 {
+        format!("{v:.3}")
+    } else if a < 10.0 {
+        format!("{v:.2}")
+    } else if a < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn metric_heading(b: &Bench, m: &Metric) -> String {
+    if b.metrics.len() > 1 || m.title != b.name {
+        format!("{} — {}", b.name, m.title)
+    } else {
+        b.name.to_string()
+    }
+}
+
+fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
+    let st = series(res, b, m, mpi, Variant::Stock);
+    let hp = series(res, b, m, mpi, Variant::Heapmpi);
+    if st.is_empty() && hp.is_empty() {
+        return;
+    }
+    let n_st = res.runs.get(&(b.name, mpi.to_string(), Variant::Stock)).map_or(0, Vec::len);
+    let n_hp = res.runs.get(&(b.name, mpi.to_string(), Variant::Heapmpi)).map_or(0, Vec::len);
+    let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
+    let _ = writeln!(
+        out,
+        "\n== {} [{}] — {}, {} ranks, median of {}{} runs",
+        metric_heading(b, m),
+        m.unit,
+        mpi_title(mpi),
+        ranks,
+        n_st,
+        if n_hp != n_st { format!("/{n_hp}") } else { String::new() },
+    );
+    let better = if m.higher_is_better { "higher is better" } else { "lower is better" };
+    let _ = writeln!(
+        out,
+        "   ({better}; heap/stock = heapmpi / stock; spread = (max-min)/median over the runs)"
+    );
+    let _ = writeln!(
+        out,
+        "{:>9} {:>11} {:>11} {:>10} {:>14}",
+        "size",
+        "stock",
+        "heapmpi",
+        "heap/stock",
+        "spread st/hp"
+    );
+    let sizes: std::collections::BTreeSet<u64> = st.keys().chain(hp.keys()).copied().collect();
+    for s in sizes {
+        let a = st.get(&s);
+        let h = hp.get(&s);
+        let ratio = match (a, h) {
+            (Some(a), Some(h)) if a.median != 0.0 => format!("{:.2}", h.median / a.median),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "{:>9} {:>11} {:>11} {:>10} {:>14}",
+            if b.has_sizes() || b.name == "malloc" { fmt_size(s) } else { s.to_string() },
+            a.map_or("-".into(), |x| fmt_val(x.median)),
+            h.map_or("-".into(), |x| fmt_val(x.median)),
+            ratio,
+            format!(
+                "{}/{}",
+                a.filter(|x| x.n > 1).map_or("-".into(), |x| format!("{:.0}%", x.spread_pct())),
+                h.filter(|x| x.n > 1).map_or("-".into(), |x| format!("{:.0}%", x.spread_pct()))
+            )
+        );
+    }
+}
+
+/// Headline numbers: a few (benchmark, size) points per MPI.
+fn headline(out: &mut String, res: &Results, opts: &Opts) {
+    let points: &[(&str, usize, u64, &str)] = &[
+        ("latency", 0, 0, "latency 0 B [us]"),
+        ("latency", 0, 8, "latency 8 B [us]"),
+        ("latency", 0, 4096, "latency 4 KiB [us]"),
+        ("latency", 0, 1 << 20, "latency 1 MiB [us]"),
+        ("bw", 0, 1 << 20, "bandwidth 1 MiB [GB/s]"),
+        ("bw", 0, 4 << 20, "bandwidth 4 MiB [GB/s]"),
+        ("bibw", 0, 1 << 20, "bi-bandwidth 1 MiB [GB/s]"),
+        ("mbw_mr", 1, 1, "message rate 1 B [Mmsg/s]"),
+    ];
+    let mut rows = vec![];
+    for (bn, mi, size, label) in points {
+        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else { continue };
+        let Some(m) = b.metrics.get(*mi) else { continue };
+        let mut cells = vec![];
+        let mut any = false;
+        for mpi in &opts.mpis {
+            let st = series(res, b, m, mpi, Variant::Stock).get(size).copied();
+            let hp = series(res, b, m, mpi, Variant::Heapmpi).get(size).copied();
+            any |= st.is_some() || hp.is_some();
+            let r = match (st, hp) {
+                (Some(a), Some(h)) if a.median != 0.0 => format!("{:.2}", h.median / a.median),
+                _ => "-".into(),
+            };
+            cells.push(format!(
+                "{:>9} {:>9} {:>6}",
+                st.map_or("-".into(), |x| fmt_val(x.median)),
+                hp.map_or("-".into(), |x| fmt_val(x.median)),
+                r
+            ));
+        }
+        if any {
+            rows.push(format!("{:<27}{}", label, cells.join("  ")));
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n== summary (medians; ratio = heapmpi / stock)");
+    let mut h1 = format!("{:<27}", "");
+    let mut h2 = format!("{:<27}", "");
+    for mpi in &opts.mpis {
+        let _ = write!(h1, "{:^26}  ", mpi_title(mpi));
+        let _ = write!(h2, "{:>9} {:>9} {:>6}  ", "stock", "heapmpi", "ratio");
+    }
+    let _ = writeln!(out, "{}", h1.trim_end());
+    let _ = writeln!(out, "{}", h2.trim_end());
+    for r in rows {
+        let _ = writeln!(out, "{r}");
+    }
+}
+
+pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "heapmpi benchmark report");
+    for (k, v) in env {
+        let _ = writeln!(out, "  {k:<22} {v}");
+    }
+    let _ = writeln!(
+        out,
+        "\nMethod: OSU micro-benchmark methodology (OMB 7.x defaults{}), ranks bound to cores,\n\
+         page-aligned buffers, warm-up iterations not timed. Every benchmark ran {} time(s) with stock\n\
+         MPI and {} time(s) under heapmpi (wrappers/heapmpirun, LD_PRELOAD), alternating, same binary.",
+        if opts.iter_scale != 1.0 { format!(", iteration counts x{}", opts.iter_scale) } else { String::new() },
+        opts.reps,
+        opts.reps
+    );
+    if opts.quick {
+        let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition; numbers are not for comparison.");
+    }
+    if !res.checks.is_empty() {
+        let passed = res.checks.iter().filter(|c| c.1).count();
+        let _ = writeln!(
+            out,
+            "Validation (-c, every received byte checked): {passed}/{} runs passed.",
+            res.checks.len()
+        );
+    }
+
+    headline(&mut out, res, opts);
+
+    for b in &opts.benches {
+        for m in b.metrics {
+            for mpi in &opts.mpis {
+                table(&mut out, res, b, m, mpi);
+            }
+        }
+    }
+
+    if let Some(l) = &res.limits {
+        let _ = writeln!(out, "\n== machine limits (best of several trials; no MPI)");
+        let _ = writeln!(
+            out,
+            "   cache line between two cores, one way: {:.1} ns (median of trials {:.1} ns)",
+            l.cacheline_best_ns, l.cacheline_median_ns
+        );
+        let _ = writeln!(out, "{:>9} {:>16} {:>16}", "size", "memcpy 1 core", "memcpy 2 cores");
+        for (s, a, b) in &l.memcpy {
+            let _ = writeln!(out, "{:>9} {:>11} GB/s {:>11} GB/s", fmt_size(*s), fmt_val(*a), fmt_val(*b));
+        }
+    }
+
+    if let Some(a) = &res.app {
+        let _ = writeln!(out, "\n== application check");
+        if let Some(why) = &a.skipped {
+            let _ = writeln!(out, "   skipped: {why}");
+        } else {
+            let _ = writeln!(out, "   {}", a.title);
+            let _ = writeln!(
+                out,
+                "{:>9} {:>6} {:>14} {:>16} {:>16}",
+                "variant", "runs", "wall [s]", "wall min-max", "LAMMPS loop [s]"
+            );
+            let mut med = BTreeMap::new();
+            for v in [Variant::Stock, Variant::Heapmpi] {
+                let w = a.wall.get(&v).and_then(|x| Summary::of(x));
+                let lt = a.loop_time.get(&v).and_then(|x| Summary::of(x));
+                if let Some(w) = w {
+                    med.insert(v, (w.median, lt.map(|x| x.median)));
+                    let _ = writeln!(
+                        out,
+                        "{:>9} {:>6} {:>14} {:>16} {:>16}",
+                        v.name(),
+                        w.n,
+                        format!("{:.2}", w.median),
+                        format!("{:.2}-{:.2}", w.min, w.max),
+                        lt.map_or("-".into(), |x| format!("{:.2}", x.median))
+                    );
+                }
+            }
+            if let (Some(s), Some(h)) = (med.get(&Variant::Stock), med.get(&Variant::Heapmpi)) {
+                let _ = write!(out, "   wall-time ratio heapmpi/stock: {:.3}", h.0 / s.0);
+                if let (Some(ls), Some(lh)) = (s.1, h.1) {
+                    let _ = write!(out, "   (LAMMPS loop time ratio: {:.3})", lh / ls);
+                }
+                let _ = writeln!(out);
+            }
+            if a.identical {
+                let n = a.wall.values().map(Vec::len).sum::<usize>();
+                let _ = writeln!(
+                    out,
+                    "   physics output: IDENTICAL — all {n} runs print the same thermo table ({} lines)",
+                    a.thermo_rows
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "   physics output: DIFFERENT — {}",
+                    a.difference.as_deref().unwrap_or("no run produced a thermo table")
+                );
+            }
+            for f in &a.failures {
+                let _ = writeln!(out, "   problem: {f}");
+            }
+        }
+    }
+
+    if !res.heap_not_active.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWARNING: heapmpi was not active in every rank of {} run(s); those numbers are not heapmpi's:",
+            res.heap_not_active.len()
+        );
+        for w in &res.heap_not_active {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    if !res.failures.is_empty() {
+        let _ = writeln!(out, "\nFAILURES ({}):", res.failures.len());
+        for f in &res.failures {
+            let _ = writeln!(out, "  {}", f.replace('\n', "\n    "));
+        }
+    }
+    out
+}
+
+pub fn validation_text(res: &Results) -> String {
+    let mut out = String::new();
+    let passed = res.checks.iter().filter(|c| c.1).count();
+    let _ = writeln!(out, "validation runs (-c, every received byte checked): {passed}/{} passed", res.checks.len());
+    for (what, ok) in &res.checks {
+        let _ = writeln!(out, "  {} {what}", if *ok { "ok  " } else { "FAIL" });
+    }
+    for f in &res.failures {
+        let _ = writeln!(out, "  {}", f.replace('\n', "\n    "));
+    }
+    out
+}
+
+pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
+    // raw: one line per measured value
+    let mut raw = String::from("bench,metric,unit,mpi,variant,rep,size,value\n");
+    for ((bn, mpi, v), runs) in &res.runs {
+        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else { continue };
+        for (rep, t) in runs.iter().enumerate() {
+            for (size, vals) in t {
+                for m in b.metrics {
+                    if let Some(x) = vals.get(m.column) {
+                        let _ = writeln!(
+                            raw,
+                            "{},{},{},{},{},{},{},{}",
+                            b.name,
+                            metric_name(m),
+                            m.unit,
+                            mpi,
+                            v.name(),
+                            rep + 1,
+                            size,
+                            x * m.scale
+                        );
+                    }
+                }
+            }
+        }
+    }
+    fs::write(out.join("raw.csv"), raw)?;
+
+    let mut sum = String::from(
+        "bench,metric,unit,higher_is_better,mpi,ranks,size,stock_median,stock_min,stock_max,stock_n,\
+         heapmpi_median,heapmpi_min,heapmpi_max,heapmpi_n,ratio_heapmpi_over_stock\n",
+    );
+    for b in &opts.benches {
+        for m in b.metrics {
+            for mpi in &opts.mpis {
+                let st = series(res, b, m, mpi, Variant::Stock);
+                let hp = series(res, b, m, mpi, Variant::Heapmpi);
+                let sizes: std::collections::BTreeSet<u64> = st.keys().chain(hp.keys()).copied().collect();
+                for s in sizes {
+                    let f = |x: Option<&Summary>| match x {
+                        Some(x) => format!("{},{},{},{}", x.median, x.min, x.max, x.n),
+                        None => ",,,0".into(),
+                    };
+                    let ratio = match (st.get(&s), hp.get(&s)) {
+                        (Some(a), Some(h)) if a.median != 0.0 => format!("{}", h.median / a.median),
+                        _ => String::new(),
+                    };
+                    let _ = writeln!(
+                        sum,
+                        "{},{},{},{},{},{},{},{},{},{}",
+                        b.name,
+                        metric_name(m),
+                        m.unit,
+                        m.higher_is_better,
+                        mpi,
+                        res.ranks.get(b.name).copied().unwrap_or(2),
+                        s,
+                        f(st.get(&s)),
+                        f(hp.get(&s)),
+                        ratio
+                    );
+                }
+            }
+        }
+    }
+    fs::write(out.join("summary.csv"), sum)?;
+
+    if let Some(l) = &res.limits {
+        let mut s = String::from("limit,size,value,unit\n");
+        for (size, a, b) in &l.memcpy {
+            let _ = writeln!(s, "memcpy_1core,{size},{a},GB/s");
+            let _ = writeln!(s, "memcpy_2core,{size},{b},GB/s");
+        }
+        let _ = writeln!(s, "cacheline_oneway_best,,{},ns", l.cacheline_best_ns);
+        let _ = writeln!(s, "cacheline_oneway_median,,{},ns", l.cacheline_median_ns);
+        fs::write(out.join("limits.csv"), s)?;
+    }
+
+    if let Some(a) = &res.app {
+        if a.skipped.is_none() {
+            let mut s = String::from("app,mpi,variant,rep,wall_s,loop_time_s,thermo_identical\n");
+            for (v, walls) in &a.wall {
+                for (i, w) in walls.iter().enumerate() {
+                    let lt = a.loop_time.get(v).and_then(|x| x.get(i)).map_or(String::new(), |x| x.to_string());
+                    let _ = writeln!(s, "lammps-melt,{},{},{},{},{},{}", a.mpi, v.name(), i + 1, w, lt, a.identical);
+                }
+            }
+            fs::write(out.join("app.csv"), s)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn metric_name(m: &Metric) -> String {
+    if m.key.is_empty() {
+        m.title.replace(' ', "_")
+    } else {
+        m.key.to_string()
+    }
+}

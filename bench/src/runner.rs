@@ -1,0 +1,304 @@
+//! Launching MPI programs stock and under heapmpi, with a timeout, keeping
+//! every run's output in the results' logs/ directory.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub enum Variant {
+    Stock,
+    Heapmpi,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Stock => "stock",
+            Variant::Heapmpi => "heapmpi",
+        }
+    }
+}
+
+pub fn mpi_title(mpi: &str) -> &'static str {
+    match mpi {
+        "openmpi" => "Open MPI",
+        "mpich" => "MPICH",
+        _ => "MPI",
+    }
+}
+
+pub fn launcher(mpi: &str) -> &'static str {
+    match mpi {
+        "openmpi" => "mpirun.openmpi",
+        _ => "mpiexec.mpich",
+    }
+}
+
+pub fn have_command(cmd: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(cmd))))
+        .unwrap_or(false)
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+pub fn cpu_count() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// The launcher arguments (without the launcher itself) for `ranks` ranks.
+/// Both MPIs bind each rank to a core (Open MPI's default for <= 2 ranks,
+/// asked of MPICH explicitly) unless there are more ranks than cores.
+pub fn launch_args(mpi: &str, ranks: usize) -> Vec<String> {
+    let over = ranks > cpu_count();
+    let mut a = Vec::new();
+    match mpi {
+        "openmpi" => {
+            a.extend(["-np".to_string(), ranks.to_string()]);
+            if over {
+                a.extend(["--oversubscribe".into(), "--bind-to".into(), "none".into()]);
+            } else {
+                a.extend(["--bind-to".into(), "core".into()]);
+            }
+        }
+        _ => {
+            a.extend(["-n".to_string(), ranks.to_string()]);
+            a.extend(["-bind-to".into(), if over { "none".into() } else { "core".into() }]);
+        }
+    }
+    a
+}
+
+pub struct Runner {
+    pub root: PathBuf,
+    pub logs: PathBuf,
+    pub timeout: f64,
+}
+
+pub struct Outcome {
+    pub ok: bool,
+    /// why not ok
+    pub error: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub secs: f64,
+    /// heapmpi runs: ranks that reported `active` (HEAPMPI_STATS=1)
+    pub active_ranks: usize,
+    /// heapmpi runs: `inactive (...)` lines
+    pub inactive: Vec<String>,
+    pub log: PathBuf,
+}
+
+impl Runner {
+    /// Run `program args` on `ranks` ranks of `mpi`, stock or under heapmpi.
+    /// `cwd` is the working directory (default: the logs directory).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        mpi: &str,
+        variant: Variant,
+        ranks: usize,
+        program: &Path,
+        args: &[String],
+        log_name: &str,
+        cwd: Option<&Path>,
+    ) -> Outcome {
+        let mut cmd = match variant {
+            Variant::Stock => Command::new(launcher(mpi)),
+            Variant::Heapmpi => Command::new(self.root.join("wrappers/heapmpirun")),
+        };
+        cmd.args(launch_args(mpi, ranks)).arg(program).args(args);
+        // A clean environment for both: nothing preloaded, no heapmpi knobs
+        // inherited from the caller.
+        cmd.env_remove("LD_PRELOAD");
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("HEAPMPI_") {
+                cmd.env_remove(&k);
+            }
+        }
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        if variant == Variant::Heapmpi {
+            cmd.env("HEAPMPI_MPI", mpi).env("HEAPMPI_STATS", "1").env("HEAPMPI_ROOT", &self.root);
+        }
+        self.spawn(cmd, log_name, cwd, variant == Variant::Heapmpi)
+    }
+
+    /// Run a plain command (no MPI launcher), e.g. the limits program.
+    pub fn run_plain(&self, mut cmd: Command, log_name: &str) -> Outcome {
+        cmd.env_remove("LD_PRELOAD");
+        self.spawn(cmd, log_name, None, false)
+    }
+
+    fn spawn(&self, mut cmd: Command, log_name: &str, cwd: Option<&Path>, heap: bool) -> Outcome {
+        let out_path = self.logs.join(format!("{log_name}.out"));
+        let err_path = self.logs.join(format!("{log_name}.err"));
+        let cmd_line = format!("{:?}", cmd);
+        let fail = |error: String| Outcome {
+            ok: false,
+            error,
+            stdout: String::new(),
+            stderr: String::new(),
+            secs: 0.0,
+            active_ranks: 0,
+            inactive: vec![],
+            log: out_path.clone(),
+        };
+        let (out_f, err_f) = match (File::create(&out_path), File::create(&err_path)) {
+            (Ok(a), Ok(b)) => (a, b),
+            _ => return fail(format!("cannot create {}", out_path.display())),
+        };
+        cmd.stdin(Stdio::null()).stdout(out_f).stderr(err_f);
+        cmd.current_dir(cwd.unwrap_or(&self.logs));
+        // own process group, so a timeout can kill the launcher and its ranks
+        cmd.process_group(0);
+        let _ = fs::write(self.logs.join(format!("{log_name}.cmd")), format!("{cmd_line}\n"));
+        let t0 = Instant::now();
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return fail(format!("cannot start {cmd_line}: {e}")),
+        };
+        let pid = child.id();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Ok(st),
+                Ok(None) => {}
+                Err(e) => break Err(format!("wait failed: {e}")),
+            }
+            if t0.elapsed().as_secs_f64() > self.timeout {
+                // The launcher puts the ranks in sessions of their own, so
+                // killing its process group is not enough: TERM the whole
+                // tree (the launcher then cleans up), KILL what is left.
+                let mut tree = descendants(pid);
+                signal(&format!("-{pid}"), &tree, "TERM");
+                let t_kill = Instant::now();
+                while t_kill.elapsed() < Duration::from_secs(3) {
+                    if let Ok(Some(_)) = child.try_wait() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                for p in descendants(pid) {
+                    if !tree.contains(&p) {
+                        tree.push(p);
+                    }
+                }
+                signal(&format!("-{pid}"), &tree, "KILL");
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("timed out after {} s (killed)", self.timeout));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        let stdout = fs::read_to_string(&out_path).unwrap_or_default();
+        let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+        let (ok, error) = match status {
+            Ok(st) if st.success() => (true, String::new()),
+            Ok(st) => (false, format!("exit status {st}")),
+            Err(e) => (false, e),
+        };
+        let mut active_ranks = 0;
+        let mut inactive = vec![];
+        if heap {
+            for l in stderr.lines() {
+                if let Some(rest) = l.strip_prefix("heapmpi[") {
+                    if let Some((_, tail)) = rest.split_once("]: ") {
+                        if tail.starts_with("active") {
+                            active_ranks += 1;
+                        } else if tail.starts_with("inactive") {
+                            inactive.push(l.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Outcome { ok, error, stdout, stderr, secs, active_ranks, inactive, log: out_path }
+    }
+}
+
+/// Send a signal to a process group and to some processes (all started by us).
+fn signal(group: &str, pids: &[u32], sig: &str) {
+    let mut args = vec![format!("-{sig}"), "--".to_string(), group.to_string()];
+    args.extend(pids.iter().map(|p| p.to_string()));
+    let _ = Command::new("kill").args(&args).stderr(Stdio::null()).status();
+}
+
+/// All descendants of a process, from /proc/*/stat.
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = vec![];
+    if let Ok(rd) = fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = fs::read_to_string(e.path().join("stat")) else { continue };
+            // "pid (comm) state ppid ..." — comm may contain spaces and ')'
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+            if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|x| x.parse::<u32>().ok()) {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (c, pp) in &parent_of {
+            if *pp == p && !out.contains(c) {
+                out.push(*c);
+                frontier.push(*c);
+            }
+        }
+    }
+    out
+}
+
+/// Parse `size v1 [v2 ...]` lines; '#' lines and anything unparsable are skipped.
+pub fn parse_table(stdout: &str) -> BTreeMap<u64, Vec<f64>> {
+    let mut m = BTreeMap::new();
+    for line in stdout.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let Some(size) = it.next().and_then(|s| s.parse::<u64>().ok()) else { continue };
+        let vals: Option<Vec<f64>> = it.map(|v| v.parse::<f64>().ok()).collect();
+        if let Some(vals) = vals {
+            if !vals.is_empty() {
+                m.insert(size, vals);
+            }
+        }
+    }
+    m
+}
+
+/// Last `n` lines of a text, for error messages.
+pub fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tables() {
+        let t = parse_table("# size MB/s\n1 2.5\n2 5.0 7\nbogus\n4 x\n");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[&2], vec![5.0, 7.0]);
+    }
+
+    #[test]
+    fn launch_args_bind() {
+        let a = launch_args("openmpi", 2);
+        assert_eq!(a[0], "-np");
+        let m = launch_args("mpich", 2);
+        assert_eq!(m[0], "-n");
+    }
+}
