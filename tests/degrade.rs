@@ -9,19 +9,12 @@ mod common;
 use common::*;
 use std::process::Command;
 
-/// Runs `program` like `run_mpi`, but through `sh -c SCRIPT sh LAUNCHER...`,
+/// Runs the case like `run_mpi`, but through `sh -c SCRIPT sh LAUNCHER...`,
 /// where `script` ends by running `"$@"`; what it sets up first (a ulimit, a
 /// private mount) applies to the launcher and the ranks alike.
-fn run_wrapped(
-    program: &str,
-    f: Flavour,
-    mode: Mode,
-    nranks: usize,
-    env: &[(&str, &str)],
-    script: &str,
-) -> Result<Output, String> {
-    let prog = compile(program, f, mode)?;
-    let inner = mpi_command(f, mode, nranks, &prog, &[]);
+fn run_wrapped(case: &Case, script: &str) -> Result<Output, String> {
+    let prog = compile(case.program, case.flavour, case.mode)?;
+    let inner = mpi_command(case.flavour, case.mode, case.nranks, &prog, case.args);
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(script)
@@ -35,29 +28,10 @@ fn run_wrapped(
             None => cmd.env_remove(k),
         };
     }
-    for (k, v) in env {
+    for (k, v) in case.env {
         cmd.env(k, v);
     }
     run_command(cmd, job_timeout())
-}
-
-fn record(
-    fl: &mut Failures,
-    case: &str,
-    res: Result<Output, String>,
-    check: impl FnOnce(&Output) -> Result<(), String>,
-) {
-    match res {
-        Err(e) => fl.fail(case, e),
-        Ok(out) => {
-            let r = if out.timed_out {
-                Err("timed out".to_string())
-            } else {
-                check(&out)
-            };
-            fl.check(case, &out, r);
-        }
-    }
 }
 
 fn one_warning_containing(out: &Output, needle: &str) -> Result<(), String> {
@@ -73,37 +47,20 @@ fn one_warning_containing(out: &Output, needle: &str) -> Result<(), String> {
 #[test]
 fn address_conflicts_are_retried_elsewhere() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let case = case_name(
-                "share_pointers",
-                f,
-                mode,
-                2,
-                "HEAPMPI_TEST_ADDR_CONFLICTS=3",
-            );
-            fl.case(
-                &case,
-                "share_pointers",
-                f,
-                mode,
-                2,
-                &[],
-                &[("HEAPMPI_TEST_ADDR_CONFLICTS", "3"), ("HEAPMPI_STATS", "1")],
-                |o| {
-                    check_success(o)?;
-                    check_status_lines(o, 2, HeapState::Active)?;
-                    let rounds = stats_numbers(&o.stderr, "rounds")?;
-                    if rounds != [4, 4] {
-                        return Err(format!("expected rounds=4 in both ranks, got {rounds:?}"));
-                    }
-                    if !warning_lines(&o.stderr).is_empty() {
-                        return Err("a retried address needs no warning".into());
-                    }
-                    Ok(())
-                },
-            );
-        }
+    let env = [("HEAPMPI_TEST_ADDR_CONFLICTS", "3"), ("HEAPMPI_STATS", "1")];
+    for (f, mode) in heapmpi_matrix() {
+        fl.run(Case::new("share_pointers", f, mode, 2).env(&env), |o| {
+            check_success(o)?;
+            check_status_lines(o, 2, HeapState::Active)?;
+            let rounds = stats_numbers(&o.stderr, "rounds")?;
+            if rounds != [4, 4] {
+                return Err(format!("expected rounds=4 in both ranks, got {rounds:?}"));
+            }
+            if !warning_lines(&o.stderr).is_empty() {
+                return Err("a retried address needs no warning".into());
+            }
+            Ok(())
+        });
     }
     fl.finish("address_conflicts_are_retried_elsewhere");
 }
@@ -111,26 +68,14 @@ fn address_conflicts_are_retried_elsewhere() {
 #[test]
 fn no_common_address_runs_unaccelerated_with_one_warning() {
     let mut fl = Failures::new();
+    let env = [
+        ("HEAPMPI_TEST_ADDR_CONFLICTS", "1000"),
+        ("HEAPMPI_STATS", "1"),
+    ];
     for f in available_flavours() {
         let n = 4;
-        let case = case_name(
-            "alloc_stress",
-            f,
-            Mode::Preload,
-            n,
-            "HEAPMPI_TEST_ADDR_CONFLICTS=1000",
-        );
-        fl.case(
-            &case,
-            "alloc_stress",
-            f,
-            Mode::Preload,
-            n,
-            &[],
-            &[
-                ("HEAPMPI_TEST_ADDR_CONFLICTS", "1000"),
-                ("HEAPMPI_STATS", "1"),
-            ],
+        fl.run(
+            Case::new("alloc_stress", f, Mode::Preload, n).env(&env),
             |o| {
                 check_ok(o, &per_rank_lines(n, "ok"))?;
                 check_status_lines(o, n, HeapState::Inactive)?;
@@ -163,27 +108,25 @@ fn small_dev_shm_falls_back_to_private_memory() {
     // both ranks' heaps (the MPI libraries' own segments need a few MiB).
     let script = "exec unshare --mount --propagation private sh -c \
                   'mount -t tmpfs -o size=48m tmpfs /dev/shm && exec \"$@\"' sh \"$@\"";
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            let case = case_name("heap_full", f, mode, n, "/dev/shm=48M");
-            let res = run_wrapped("heap_full", f, mode, n, &[("HEAPMPI_STATS", "1")], script);
-            record(&mut fl, &case, res, |o| {
-                check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
-                check_status_lines(o, n, HeapState::Active)?;
-                let fb = stats_numbers(&o.stderr, "fallbacks")?;
-                if fb.iter().sum::<u64>() == 0 {
-                    return Err(format!("expected fallbacks > 0, got {fb:?}"));
-                }
-                let w = warning_lines(&o.stderr);
-                if w.is_empty() || w.len() > n || !w.iter().all(|l| l.contains("/dev/shm")) {
-                    return Err(format!(
-                        "expected 1..={n} warnings naming /dev/shm, got {w:?}"
-                    ));
-                }
-                Ok(())
-            });
-        }
+    for (f, mode) in heapmpi_matrix() {
+        let n = 2;
+        let case = Case::new("heap_full", f, mode, n).env(&STATS);
+        let name = format!("{} /dev/shm=48M", case.name());
+        fl.record(&name, run_wrapped(&case, script), |o| {
+            check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
+            check_status_lines(o, n, HeapState::Active)?;
+            let fb = stats_numbers(&o.stderr, "fallbacks")?;
+            if fb.iter().sum::<u64>() == 0 {
+                return Err(format!("expected fallbacks > 0, got {fb:?}"));
+            }
+            let w = warning_lines(&o.stderr);
+            if w.is_empty() || w.len() > n || !w.iter().all(|l| l.contains("/dev/shm")) {
+                return Err(format!(
+                    "expected 1..={n} warnings naming /dev/shm, got {w:?}"
+                ));
+            }
+            Ok(())
+        });
     }
     fl.finish("small_dev_shm_falls_back_to_private_memory");
 }
@@ -191,28 +134,20 @@ fn small_dev_shm_falls_back_to_private_memory() {
 #[test]
 fn address_space_limit_shrinks_the_heap() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            let case = case_name("share_pointers", f, mode, n, "ulimit -v 8000000");
-            let res = run_wrapped(
-                "share_pointers",
-                f,
-                mode,
-                n,
-                &[("HEAPMPI_STATS", "1")],
-                "ulimit -v 8000000; exec \"$@\"",
-            );
-            record(&mut fl, &case, res, |o| {
-                check_success(o)?;
-                check_status_lines(o, n, HeapState::Active)?;
-                let parts = stats_values(&o.stderr, "part_size");
-                if parts.len() != n || parts.iter().any(|p| p.starts_with("64.0")) {
-                    return Err(format!("expected a shrunk part_size, got {parts:?}"));
-                }
-                one_warning_containing(o, "ulimit -v")
-            });
-        }
+    for (f, mode) in heapmpi_matrix() {
+        let n = 2;
+        let case = Case::new("share_pointers", f, mode, n).env(&STATS);
+        let name = format!("{} ulimit -v 8000000", case.name());
+        let res = run_wrapped(&case, "ulimit -v 8000000; exec \"$@\"");
+        fl.record(&name, res, |o| {
+            check_success(o)?;
+            check_status_lines(o, n, HeapState::Active)?;
+            let parts = stats_values(&o.stderr, "part_size");
+            if parts.len() != n || parts.iter().any(|p| p.starts_with("64.0")) {
+                return Err(format!("expected a shrunk part_size, got {parts:?}"));
+            }
+            one_warning_containing(o, "ulimit -v")
+        });
     }
     fl.finish("address_space_limit_shrinks_the_heap");
 }

@@ -75,42 +75,39 @@ fn check_active(out: &Output, nranks: usize) -> Result<(), String> {
     check_shared_allocs(out, nranks)
 }
 
-const STATS: [(&str, &str); 1] = [("HEAPMPI_STATS", "1")];
+/// Every rank printed `rank <r>: <suffix>` and ran on the shared heap.
+fn check_lines_active(out: &Output, nranks: usize, suffix: &str) -> Result<(), String> {
+    check_ok(out, &per_rank_lines(nranks, suffix))?;
+    check_active(out, nranks)
+}
+
+/// The body of the tests that run one program on 2 ranks in every flavour
+/// and heapmpi mode with HEAPMPI_STATS=1: every rank prints
+/// `rank <r>: <suffix>` and allocates from the shared heap.
+fn passes_on_shared_heap(test: &str, program: &str, args: &[&str], suffix: &str) {
+    let mut fl = Failures::new();
+    for (f, mode) in heapmpi_matrix() {
+        let case = Case::new(program, f, mode, 2).args(args).env(&STATS);
+        fl.run(case, |o| check_lines_active(o, 2, suffix));
+    }
+    fl.finish(test);
+}
 
 #[test]
 fn share_pointers_across_ranks() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            for n in [2, 4] {
-                let expected = share_pointers_expected(n);
-                fl.case(
-                    &case_name("share_pointers", f, mode, n, ""),
-                    "share_pointers",
-                    f,
-                    mode,
-                    n,
-                    &[],
-                    &[],
-                    |o| {
-                        check_ok(o, &expected)?;
-                        check_quiet(o)
-                    },
-                );
-                fl.case(
-                    &case_name("share_pointers", f, mode, n, "HEAPMPI_STATS=1"),
-                    "share_pointers",
-                    f,
-                    mode,
-                    n,
-                    &[],
-                    &[("HEAPMPI_STATS", "1")],
-                    |o| {
-                        check_ok(o, &expected)?;
-                        check_active(o, n)
-                    },
-                );
-            }
+    for (f, mode) in heapmpi_matrix() {
+        for n in [2, 4] {
+            let expected = share_pointers_expected(n);
+            let case = Case::new("share_pointers", f, mode, n);
+            fl.run(case, |o| {
+                check_ok(o, &expected)?;
+                check_quiet(o)
+            });
+            fl.run(case.env(&STATS), |o| {
+                check_ok(o, &expected)?;
+                check_active(o, n)
+            });
         }
     }
     fl.finish("share_pointers_across_ranks");
@@ -119,88 +116,30 @@ fn share_pointers_across_ranks() {
 #[test]
 fn alloc_stress_threads() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name("alloc_stress", f, mode, n, "HEAPMPI_STATS=1"),
-                "alloc_stress",
-                f,
-                mode,
-                n,
-                &[],
-                &STATS,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "ok"))?;
-                    check_active(o, n)
-                },
-            );
-        }
+    for (f, mode) in heapmpi_matrix() {
         // 4 ranks oversubscribed on 2 cores: LD_PRELOAD only, for CI time.
-        let n = 4;
-        fl.case(
-            &case_name("alloc_stress", f, Mode::Preload, n, "HEAPMPI_STATS=1"),
-            "alloc_stress",
-            f,
-            Mode::Preload,
-            n,
-            &[],
-            &STATS,
-            |o| {
-                check_ok(o, &per_rank_lines(n, "ok"))?;
-                check_active(o, n)
-            },
-        );
+        let ranks: &[usize] = if mode == Mode::Preload { &[2, 4] } else { &[2] };
+        for &n in ranks {
+            let case = Case::new("alloc_stress", f, mode, n).env(&STATS);
+            fl.run(case, |o| check_lines_active(o, n, "ok"));
+        }
     }
     fl.finish("alloc_stress_threads");
 }
 
 #[test]
 fn realloc_across_init_and_finalize() {
-    let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name("realloc_boundary", f, mode, n, "HEAPMPI_STATS=1"),
-                "realloc_boundary",
-                f,
-                mode,
-                n,
-                &[],
-                &STATS,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "realloc boundary ok"))?;
-                    check_active(o, n)
-                },
-            );
-        }
-    }
-    fl.finish("realloc_across_init_and_finalize");
+    passes_on_shared_heap(
+        "realloc_across_init_and_finalize",
+        "realloc_boundary",
+        &[],
+        "realloc boundary ok",
+    );
 }
 
 #[test]
 fn fork_and_exec_after_init() {
-    let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name("fork_exec", f, mode, n, "HEAPMPI_STATS=1"),
-                "fork_exec",
-                f,
-                mode,
-                n,
-                &[],
-                &STATS,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "fork ok"))?;
-                    check_active(o, n)
-                },
-            );
-        }
-    }
-    fl.finish("fork_and_exec_after_init");
+    passes_on_shared_heap("fork_and_exec_after_init", "fork_exec", &[], "fork ok");
 }
 
 /// fork() gives the child a private copy of the address space: a child that
@@ -209,94 +148,45 @@ fn fork_and_exec_after_init() {
 /// child).
 #[test]
 fn fork_child_writes_stay_private() {
-    let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name("fork_exec", f, mode, n, "child-writes"),
-                "fork_exec",
-                f,
-                mode,
-                n,
-                &["child-writes"],
-                &STATS,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "fork ok"))?;
-                    check_active(o, n)
-                },
-            );
-        }
-    }
-    fl.finish("fork_child_writes_stay_private");
+    passes_on_shared_heap(
+        "fork_child_writes_stay_private",
+        "fork_exec",
+        &["child-writes"],
+        "fork ok",
+    );
 }
 
 #[test]
 fn malloc_api_edge_cases() {
-    let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name("alloc_api", f, mode, n, "HEAPMPI_STATS=1"),
-                "alloc_api",
-                f,
-                mode,
-                n,
-                &[],
-                &STATS,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "alloc api ok"))?;
-                    check_active(o, n)
-                },
-            );
-        }
-    }
-    fl.finish("malloc_api_edge_cases");
+    passes_on_shared_heap("malloc_api_edge_cases", "alloc_api", &[], "alloc api ok");
 }
 
 #[test]
 fn heap_full_falls_back_to_glibc() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name(
-                    "heap_full",
-                    f,
-                    mode,
-                    n,
-                    "HEAPMPI_HEAP_SIZE=4M HEAPMPI_STATS=1",
-                ),
-                "heap_full",
-                f,
-                mode,
-                n,
-                &[],
-                &[("HEAPMPI_HEAP_SIZE", "4M"), ("HEAPMPI_STATS", "1")],
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
-                    check_status_lines(o, n, HeapState::Active)?;
-                    let fb = stats_numbers(&o.stderr, "fallbacks")?;
-                    if fb.len() != n || fb.contains(&0) {
-                        return Err(format!(
-                            "expected fallbacks>0 for each of {n} ranks, got fallbacks={fb:?}"
-                        ));
-                    }
-                    let warnings = warning_lines(&o.stderr);
-                    if warnings.is_empty() || warnings.len() > n {
-                        return Err(format!(
-                            "expected between 1 and {n} (at most one per rank) 'heapmpi: warning' \
-                             lines, got {}:\n{}",
-                            warnings.len(),
-                            warnings.join("\n")
-                        ));
-                    }
-                    Ok(())
-                },
-            );
-        }
+    let env = [("HEAPMPI_HEAP_SIZE", "4M"), ("HEAPMPI_STATS", "1")];
+    for (f, mode) in heapmpi_matrix() {
+        let n = 2;
+        fl.run(Case::new("heap_full", f, mode, n).env(&env), |o| {
+            check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
+            check_status_lines(o, n, HeapState::Active)?;
+            let fb = stats_numbers(&o.stderr, "fallbacks")?;
+            if fb.len() != n || fb.contains(&0) {
+                return Err(format!(
+                    "expected fallbacks>0 for each of {n} ranks, got fallbacks={fb:?}"
+                ));
+            }
+            let warnings = warning_lines(&o.stderr);
+            if warnings.is_empty() || warnings.len() > n {
+                return Err(format!(
+                    "expected between 1 and {n} (at most one per rank) 'heapmpi: warning' \
+                     lines, got {}:\n{}",
+                    warnings.len(),
+                    warnings.join("\n")
+                ));
+            }
+            Ok(())
+        });
     }
     fl.finish("heap_full_falls_back_to_glibc");
 }
@@ -304,48 +194,29 @@ fn heap_full_falls_back_to_glibc() {
 #[test]
 fn heapmpi_disable_passes_through() {
     let mut fl = Failures::new();
-    let env = [("HEAPMPI_DISABLE", "1"), ("HEAPMPI_STATS", "1")];
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name(
-                    "alloc_stress",
-                    f,
-                    mode,
-                    n,
-                    "HEAPMPI_DISABLE=1 HEAPMPI_STATS=1",
-                ),
-                "alloc_stress",
-                f,
-                mode,
-                n,
-                &[],
-                &env,
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "ok"))?;
-                    check_status_lines(o, n, HeapState::Inactive)?;
-                    let shared = stats_numbers(&o.stderr, "shared_allocs")?;
-                    if shared.iter().any(|&s| s != 0) {
-                        return Err(format!("disabled, yet shared_allocs={shared:?}"));
-                    }
-                    Ok(())
-                },
-            );
-            fl.case(
-                &case_name("realloc_boundary", f, mode, n, "HEAPMPI_DISABLE=1"),
-                "realloc_boundary",
-                f,
-                mode,
-                n,
-                &[],
-                &[("HEAPMPI_DISABLE", "1")],
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "realloc boundary ok"))?;
-                    check_quiet(o)
-                },
-            );
-        }
+    let disable = [("HEAPMPI_DISABLE", "1")];
+    let disable_stats = [("HEAPMPI_DISABLE", "1"), ("HEAPMPI_STATS", "1")];
+    for (f, mode) in heapmpi_matrix() {
+        let n = 2;
+        fl.run(
+            Case::new("alloc_stress", f, mode, n).env(&disable_stats),
+            |o| {
+                check_ok(o, &per_rank_lines(n, "ok"))?;
+                check_status_lines(o, n, HeapState::Inactive)?;
+                let shared = stats_numbers(&o.stderr, "shared_allocs")?;
+                if shared.iter().any(|&s| s != 0) {
+                    return Err(format!("disabled, yet shared_allocs={shared:?}"));
+                }
+                Ok(())
+            },
+        );
+        fl.run(
+            Case::new("realloc_boundary", f, mode, n).env(&disable),
+            |o| {
+                check_ok(o, &per_rank_lines(n, "realloc boundary ok"))?;
+                check_quiet(o)
+            },
+        );
     }
     fl.finish("heapmpi_disable_passes_through");
 }
@@ -353,27 +224,18 @@ fn heapmpi_disable_passes_through() {
 #[test]
 fn single_rank_job_works() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 1;
-            fl.case(
-                &case_name("alloc_stress", f, mode, n, "HEAPMPI_STATS=1"),
-                "alloc_stress",
-                f,
-                mode,
-                n,
-                &["10000"],
-                &[("HEAPMPI_STATS", "1")],
-                |o| {
-                    check_ok(o, &per_rank_lines(n, "ok"))?;
-                    let st = status_lines(&o.stderr);
-                    if st.len() != 1 {
-                        return Err(format!("expected 1 status line, found {}", st.len()));
-                    }
-                    Ok(())
-                },
-            );
-        }
+    for (f, mode) in heapmpi_matrix() {
+        let case = Case::new("alloc_stress", f, mode, 1)
+            .args(&["10000"])
+            .env(&STATS);
+        fl.run(case, |o| {
+            check_ok(o, &per_rank_lines(1, "ok"))?;
+            let st = status_lines(&o.stderr);
+            if st.len() != 1 {
+                return Err(format!("expected 1 status line, found {}", st.len()));
+            }
+            Ok(())
+        });
     }
     fl.finish("single_rank_job_works");
 }
@@ -382,40 +244,23 @@ fn single_rank_job_works() {
 #[test]
 fn shm_object_removed_after_normal_run() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let n = 2;
-            fl.case(
-                &case_name(
-                    "share_pointers",
-                    f,
-                    mode,
-                    n,
-                    "HEAPMPI_STATS=1 (/dev/shm check)",
-                ),
-                "share_pointers",
-                f,
-                mode,
-                n,
-                &[],
-                &[("HEAPMPI_STATS", "1")],
-                |o| {
-                    check_ok(o, &share_pointers_expected(n))?;
-                    let names = stats_shm_names(&o.stderr);
-                    if names.is_empty() {
-                        return Err("no shm=/heapmpi-<hex> in the HEAPMPI_STATS report".into());
-                    }
-                    let left: Vec<&String> = names
-                        .iter()
-                        .filter(|n| Path::new("/dev/shm").join(n).exists())
-                        .collect();
-                    if !left.is_empty() {
-                        return Err(format!("left behind in /dev/shm after the job: {left:?}"));
-                    }
-                    Ok(())
-                },
-            );
-        }
+    for (f, mode) in heapmpi_matrix() {
+        let n = 2;
+        fl.run(Case::new("share_pointers", f, mode, n).env(&STATS), |o| {
+            check_ok(o, &share_pointers_expected(n))?;
+            let names = stats_shm_names(&o.stderr);
+            if names.is_empty() {
+                return Err("no shm=/heapmpi-<hex> in the HEAPMPI_STATS report".into());
+            }
+            let left: Vec<&String> = names
+                .iter()
+                .filter(|n| Path::new("/dev/shm").join(n).exists())
+                .collect();
+            if !left.is_empty() {
+                return Err(format!("left behind in /dev/shm after the job: {left:?}"));
+            }
+            Ok(())
+        });
     }
     fl.finish("shm_object_removed_after_normal_run");
 }
@@ -423,17 +268,12 @@ fn shm_object_removed_after_normal_run() {
 #[test]
 fn killed_rank_leaves_no_shm_object() {
     let mut fl = Failures::new();
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            let case = format!(
-                "sleep_after_init {} {} np=2 SIGKILL one rank",
-                f.name(),
-                mode.name()
-            );
-            match kill_one_rank("sleep_after_init", f, mode) {
-                Ok(info) => fl.passed(&case, &info),
-                Err(e) => fl.fail(&case, e),
-            }
+    for (f, mode) in heapmpi_matrix() {
+        let program = "sleep_after_init";
+        let case = format!("{} SIGKILL one rank", Case::new(program, f, mode, 2).name());
+        match kill_one_rank(program, f, mode) {
+            Ok(info) => fl.passed(&case, &info),
+            Err(e) => fl.fail(&case, e),
         }
     }
     fl.finish("killed_rank_leaves_no_shm_object");
@@ -526,16 +366,8 @@ fn programs_pass_under_stock_mpi() {
             ),
         ];
         for (program, args, expected) in cases {
-            fl.case(
-                &case_name(program, f, Mode::Stock, n, ""),
-                program,
-                f,
-                Mode::Stock,
-                n,
-                args,
-                &[],
-                |o| check_ok(o, &expected),
-            );
+            let case = Case::new(program, f, Mode::Stock, n).args(args);
+            fl.run(case, |o| check_ok(o, &expected));
         }
     }
     fl.finish("programs_pass_under_stock_mpi");

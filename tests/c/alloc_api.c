@@ -26,45 +26,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINE 128
+#include "testutil.h"
+
 #define NSMALL 20000
-
-static int g_rank = -1;
-static int g_failures;
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        fflush(stderr);                                             \
-        g_failures++;                                               \
-    } while (0)
-
-#define EXPECT(cond, ...)                                           \
-    do {                                                            \
-        if (!(cond))                                                \
-            FAIL(__VA_ARGS__);                                      \
-    } while (0)
 
 /* Sizes are read through volatiles so the compiler neither warns about nor
  * folds the impossible requests. */
 static volatile size_t v_max = SIZE_MAX;
 static volatile size_t v_half = SIZE_MAX / 2 + 1;
 static volatile size_t v_zero = 0;
-
-static void *launder(void *p)
-{
-    __asm__ volatile("" : "+r"(p) : : "memory");
-    return p;
-}
-
-static void check_aligned(const void *p, size_t align, const char *what)
-{
-    EXPECT(p != NULL, "%s returned NULL", what);
-    EXPECT((uintptr_t)p % align == 0, "%s returned %p, not aligned to %zu",
-           what, p, align);
-}
 
 static void zero_size(void)
 {
@@ -265,45 +235,19 @@ static void many_small(void)
     free(b);
 }
 
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0) {
-        all = malloc((size_t)size * LINE);
-        if (all == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
 
     zero_size();
     impossible_sizes();
     alignment();
     many_small();
 
-    char line[LINE];
-    snprintf(line, sizeof line, "rank %d: alloc api %s", rank,
-             g_failures == 0 ? "ok" : "FAILED");
-    print_ordered(line, rank, size);
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    print_result("alloc api", rank, size);
+    int total = job_failures();
     MPI_Finalize();
     return total == 0 ? 0 : 1;
 }

@@ -25,10 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
+
 #define SLOTS 256
 #define XSLOTS 64
 #define MAX_THREADS 64
-#define LINE 128
 #define DENSE 8192 /* bytes below this offset are all patterned */
 
 struct ent {
@@ -37,29 +38,11 @@ struct ent {
     uint32_t seed;
 };
 
-static int g_rank = -1;
 static long g_iters = 30000;
 static int g_threads = 8;
-static int g_failures; /* atomic */
 
 static struct ent g_xchg[XSLOTS];
 static pthread_mutex_t g_xlock = PTHREAD_MUTEX_INITIALIZER;
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        flockfile(stderr);                                          \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        funlockfile(stderr);                                        \
-        __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);       \
-    } while (0)
-
-static void *launder(void *p)
-{
-    __asm__ volatile("" : "+r"(p) : : "memory");
-    return p;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -303,33 +286,11 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0) {
-        all = malloc((size_t)size * LINE);
-        if (all == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int provided, rank, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
     if (argc > 1)
         g_iters = strtol(argv[1], NULL, 10);
     if (argc > 2)
@@ -368,12 +329,8 @@ int main(int argc, char **argv)
         memset(probe, 0x5a, 12345);
     free(probe);
 
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    char line[LINE];
-    snprintf(line, sizeof line, "rank %d: %s", rank,
-             g_failures == 0 ? "ok" : "FAILED");
-    print_ordered(line, rank, size);
+    int total = job_failures();
+    print_result("", rank, size);
     MPI_Finalize();
     return total == 0 ? 0 : 1;
 }

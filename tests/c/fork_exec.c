@@ -31,60 +31,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LINE 128
+#include "testutil.h"
+
 #define NPAR 4
 #define NMORE 300
 
-static int g_rank = -1;
-static int g_failures;
 static int g_child_writes;
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        fflush(stderr);                                             \
-        g_failures++;                                               \
-    } while (0)
-
-static unsigned char pat(int rank, int idx, size_t i)
-{
-    uint32_t x = (uint32_t)rank * 0x27d4eb2du ^ (uint32_t)idx * 0x9e3779b9u ^
-                 (uint32_t)i * 0x85ebca6bu;
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (unsigned char)x;
-}
-
-static void fill(unsigned char *p, size_t from, size_t to, int idx)
-{
-    for (size_t i = from; i < to; i++)
-        p[i] = pat(g_rank, idx, i);
-}
-
-static int check(const unsigned char *p, size_t to, int idx, const char *what)
-{
-    for (size_t i = 0; i < to; i++) {
-        if (p[i] != pat(g_rank, idx, i)) {
-            FAIL("%s (block %d at %p): byte %zu is 0x%02x, expected 0x%02x",
-                 what, idx, (const void *)p, i, p[i], pat(g_rank, idx, i));
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void *must(void *p, const char *what, size_t size)
-{
-    if (p == NULL) {
-        fprintf(stderr, "rank %d: FAIL: %s(%zu) returned NULL (errno %d)\n",
-                g_rank, what, size, errno);
-        exit(1);
-    }
-    return p;
-}
 
 /* Everything the child does; returns the number of problems. */
 static int child_work(unsigned char **par, const size_t *par_sz, int wfd)
@@ -93,11 +45,8 @@ static int child_work(unsigned char **par, const size_t *par_sz, int wfd)
     char msg[256];
     /* The parent's blocks are visible and intact in the child. */
     for (int i = 0; i < NPAR; i++)
-        for (size_t k = 0; k < par_sz[i]; k++)
-            if (par[i][k] != pat(g_rank, i, k)) {
-                bad++;
-                break;
-            }
+        if (pattern_mismatch(par[i], 0, par_sz[i], g_rank, i) != par_sz[i])
+            bad++;
     /* New allocations of several sizes. */
     unsigned char *mine[8];
     static const size_t sizes[8] = {1, 40, 500, 4000, 40000, 400000,
@@ -126,11 +75,8 @@ static int child_work(unsigned char **par, const size_t *par_sz, int wfd)
     unsigned char *g = realloc(par[0], par_sz[0] * 4);
     if (g == NULL)
         return bad + 100;
-    for (size_t k = 0; k < par_sz[0]; k++)
-        if (g[k] != pat(g_rank, 0, k)) {
-            bad++;
-            break;
-        }
+    if (pattern_mismatch(g, 0, par_sz[0], g_rank, 0) != par_sz[0])
+        bad++;
     memset(g, 0xee, par_sz[0] * 4); /* the child's copy only */
     free(g);
     /* free of another parent block. */
@@ -153,37 +99,18 @@ static int child_work(unsigned char **par, const size_t *par_sz, int wfd)
     return bad;
 }
 
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0)
-        all = must(malloc((size_t)size * LINE), "malloc", (size_t)size * LINE);
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
     g_child_writes = argc > 1 && strcmp(argv[1], "child-writes") == 0;
 
     static const size_t par_sz[NPAR] = {3000, 50000, 8192, 1u << 20};
     unsigned char *par[NPAR];
     for (int i = 0; i < NPAR; i++) {
         par[i] = must(malloc(par_sz[i]), "malloc", par_sz[i]);
-        fill(par[i], 0, par_sz[i], i);
+        pattern_fill(par[i], 0, par_sz[i], g_rank, i);
     }
 
     fflush(stdout);
@@ -247,7 +174,7 @@ int main(int argc, char **argv)
             "the child a private copy of the heap)",
             "parent block the child only read",
         };
-        check(par[i], par_sz[i], i, why[i]);
+        pattern_check(par[i], 0, par_sz[i], g_rank, i, why[i]);
     }
 
     /* The parent's allocator still works and hands out distinct memory. */
@@ -268,7 +195,8 @@ int main(int argc, char **argv)
             }
     }
     for (int i = 0; i < NPAR; i++)
-        check(par[i], par_sz[i], i, "parent block after new allocations");
+        pattern_check(par[i], 0, par_sz[i], g_rank, i,
+                      "parent block after new allocations");
 
     /* system() and popen() (posix_spawn/vfork style children). */
     int rc = system("true");
@@ -288,18 +216,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < NMORE; i++)
         free(more[i]);
     for (int i = 0; i < NPAR; i++) {
-        check(par[i], par_sz[i], i, "parent block at the end");
+        pattern_check(par[i], 0, par_sz[i], g_rank, i,
+                      "parent block at the end");
         par[i] = must(realloc(par[i], par_sz[i] * 2), "realloc", par_sz[i] * 2);
-        check(par[i], par_sz[i], i, "parent block realloc'd at the end");
+        pattern_check(par[i], 0, par_sz[i], g_rank, i,
+                      "parent block realloc'd at the end");
         free(par[i]);
     }
 
-    char line[LINE];
-    snprintf(line, sizeof line, "rank %d: fork %s", rank,
-             g_failures == 0 ? "ok" : "FAILED");
-    print_ordered(line, rank, size);
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    print_result("fork", rank, size);
+    int total = job_failures();
     MPI_Finalize();
     return total == 0 ? 0 : 1;
 }

@@ -19,23 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE 128
+#include "testutil.h"
+
 #define TOTAL (64u << 20)
 #define BIG (1u << 20)
 #define SMALL (100u << 10)
 #define MAXCHUNKS 256
-
-static int g_rank = -1;
-static int g_failures;
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        fflush(stderr);                                             \
-        g_failures++;                                               \
-    } while (0)
 
 static uint64_t word(int rank, int round, int idx, size_t w)
 {
@@ -96,33 +85,11 @@ static int alloc_all(struct chunk *c, int round)
     return n;
 }
 
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0) {
-        all = malloc((size_t)size * LINE);
-        if (all == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
 
     static struct chunk c[MAXCHUNKS];
     int n = alloc_all(c, 0);
@@ -186,8 +153,7 @@ int main(int argc, char **argv)
     else
         snprintf(line, sizeof line, "rank %d: FAILED", rank);
     print_ordered(line, rank, size);
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int total = job_failures();
     MPI_Finalize();
     return total == 0 ? 0 : 1;
 }

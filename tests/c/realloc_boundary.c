@@ -27,48 +27,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINE 128
+#include "testutil.h"
+
 #define NPRE 10
 
-static int g_rank = -1;
-static int g_failures;
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        fflush(stderr);                                             \
-        g_failures++;                                               \
-    } while (0)
-
-static unsigned char pat(int idx, size_t i)
-{
-    uint32_t x = (uint32_t)idx * 0x9e3779b9u ^ (uint32_t)i * 0x85ebca6bu;
-    x ^= (uint32_t)(i >> 32);
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return (unsigned char)x;
-}
-
+/* The pattern of block idx. Blocks are filled before MPI_Init too, where
+ * the rank is not known yet: every rank uses owner 0. */
 static void fill(unsigned char *p, size_t from, size_t to, int idx)
 {
-    for (size_t i = from; i < to; i++)
-        p[i] = pat(idx, i);
+    pattern_fill(p, from, to, 0, idx);
 }
 
 static int check(const unsigned char *p, size_t from, size_t to, int idx,
                  const char *what)
 {
-    for (size_t i = from; i < to; i++) {
-        if (p[i] != pat(idx, i)) {
-            FAIL("%s (block %d at %p): byte %zu is 0x%02x, expected 0x%02x",
-                 what, idx, (const void *)p, i, p[i], pat(idx, i));
-            return 0;
-        }
-    }
-    return 1;
+    return pattern_check(p, from, to, 0, idx, what);
 }
 
 static void check_usable(const void *p, size_t size, const char *what)
@@ -76,16 +49,6 @@ static void check_usable(const void *p, size_t size, const char *what)
     size_t u = malloc_usable_size((void *)p);
     if (u < size)
         FAIL("%s: malloc_usable_size(%p) = %zu < %zu", what, p, u, size);
-}
-
-static void *must(void *p, const char *what, size_t size)
-{
-    if (p == NULL) {
-        fprintf(stderr, "rank %d: FAIL: %s(%zu) returned NULL (errno %d)\n",
-                g_rank, what, size, errno);
-        exit(1);
-    }
-    return p;
 }
 
 /* realloc + verify the preserved prefix + fill the rest. */
@@ -231,23 +194,6 @@ static void libc_alloc_tests(void)
     free(nd);
 }
 
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0)
-        all = must(malloc((size_t)size * LINE), "malloc", (size_t)size * LINE);
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     static const size_t sz[NPRE] = {1,     24,      100,       1000,
@@ -268,9 +214,7 @@ int main(int argc, char **argv)
 
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
 
     /* ---- after MPI_Init ---- */
     for (int i = 0; i < NPRE; i++) {
@@ -337,12 +281,8 @@ int main(int argc, char **argv)
         fill(late[i], 0, late_sz[i], 20 + i);
     }
 
-    char line[LINE];
-    snprintf(line, sizeof line, "rank %d: realloc boundary %s", rank,
-             g_failures == 0 ? "ok" : "FAILED");
-    print_ordered(line, rank, size);
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    print_result("realloc boundary", rank, size);
+    int total = job_failures();
     MPI_Finalize();
 
     /* ---- after MPI_Finalize ---- */

@@ -30,21 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#define LINE 160 /* print_ordered() line width */
+#include "testutil.h"
+
 #define NB0 10
-#define LINE 160
 
-static int g_rank = -1;
-static int g_failures;
 static char g_fault_msg[256] = "share_pointers: fatal signal\n";
-
-#define FAIL(...)                                                   \
-    do {                                                            \
-        fprintf(stderr, "rank %d: FAIL: ", g_rank);                 \
-        fprintf(stderr, __VA_ARGS__);                               \
-        fputc('\n', stderr);                                        \
-        fflush(stderr);                                             \
-        g_failures++;                                               \
-    } while (0)
 
 static void fault_handler(int sig)
 {
@@ -64,33 +55,6 @@ static void install_fault_handler(void)
     sigaction(SIGBUS, &sa, NULL);
 }
 
-/* Hide a pointer's provenance from the optimiser (e.g. so that it cannot
- * assume calloc'd memory is zero and fold the check away). */
-static void *launder(void *p)
-{
-    __asm__ volatile("" : "+r"(p) : : "memory");
-    return p;
-}
-
-static unsigned char pat(int owner, int idx, size_t i)
-{
-    uint32_t x = (uint32_t)owner * 2654435761u;
-    x ^= (uint32_t)idx * 40503u + 0x9e3779b9u;
-    x ^= (uint32_t)i * 2246822519u;
-    x ^= (uint32_t)(i >> 32);
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (unsigned char)x;
-}
-
-static void fill(void *p, size_t from, size_t to, int owner, int idx)
-{
-    unsigned char *c = p;
-    for (size_t i = from; i < to; i++)
-        c[i] = pat(owner, idx, i);
-}
-
 /* Returns 1 if ok; reports the first mismatch. */
 static int check(const void *p, size_t from, size_t to, int owner, int idx,
                  const char *what)
@@ -100,24 +64,17 @@ static int check(const void *p, size_t from, size_t to, int owner, int idx,
              "rank %d: FAIL: fault while reading %s (owner rank %d, block %d)"
              " at %p: pointer not mapped here (heap not shared?)\n",
              g_rank, what, owner, idx, p);
-    for (size_t i = from; i < to; i++) {
-        if (c[i] != pat(owner, idx, i)) {
-            FAIL("%s (owner rank %d, block %d, %p): byte %zu is 0x%02x, "
-                 "expected 0x%02x", what, owner, idx, p, i, c[i],
-                 pat(owner, idx, i));
-            return 0;
-        }
-    }
-    return 1;
+    size_t i = pattern_mismatch(p, from, to, owner, idx);
+    if (i == to)
+        return 1;
+    FAIL("%s (owner rank %d, block %d, %p): byte %zu is 0x%02x, "
+         "expected 0x%02x", what, owner, idx, p, i, c[i],
+         pattern_byte(owner, idx, i));
+    return 0;
 }
 
-static void check_aligned(const void *p, size_t align, const char *what)
-{
-    if ((uintptr_t)p % align != 0)
-        FAIL("%s returned %p, not aligned to %zu", what, p, align);
-}
-
-static void *must(void *p, const char *what, size_t size)
+/* Like must(), but a failing rank takes the whole job down with it. */
+static void *must_or_abort(void *p, const char *what, size_t size)
 {
     if (p == NULL) {
         fprintf(stderr, "rank %d: FAIL: %s(%zu) returned NULL\n", g_rank,
@@ -127,31 +84,11 @@ static void *must(void *p, const char *what, size_t size)
     return p;
 }
 
-/* Gather one line per rank to rank 0 and print them in rank order. */
-static void print_ordered(const char *line, int rank, int size)
-{
-    char mine[LINE];
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s", line);
-    char *all = NULL;
-    if (rank == 0)
-        all = must(malloc((size_t)size * LINE), "malloc", (size_t)size * LINE);
-    MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int r = 0; r < size; r++)
-            printf("%s\n", all + (size_t)r * LINE);
-        fflush(stdout);
-        free(all);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    get_rank_and_size(&rank, &size);
     install_fault_handler();
 
     if (size < 2) {
@@ -174,29 +111,30 @@ int main(int argc, char **argv)
     if (rank == 0) {
         size_t sz[NB0] = {1000, 333 * 7, 5000, 10000, 100000,
                           4096, 3000, 8192, (2u << 20) + 3, 3u << 20};
-        blk[0] = must(malloc(sz[0]), "malloc", sz[0]);
-        blk[1] = must(launder(calloc(333, 7)), "calloc", sz[1]);
+        blk[0] = must_or_abort(malloc(sz[0]), "malloc", sz[0]);
+        blk[1] = must_or_abort(launder(calloc(333, 7)), "calloc", sz[1]);
         if (posix_memalign(&blk[2], 64, sz[2]) != 0 || !blk[2])
-            must(NULL, "posix_memalign", sz[2]);
+            must_or_abort(NULL, "posix_memalign", sz[2]);
         check_aligned(blk[2], 64, names[2]);
         if (posix_memalign(&blk[3], 4096, sz[3]) != 0 || !blk[3])
-            must(NULL, "posix_memalign", sz[3]);
+            must_or_abort(NULL, "posix_memalign", sz[3]);
         check_aligned(blk[3], 4096, names[3]);
         {
-            void *small = must(malloc(100), "malloc", 100);
-            fill(small, 0, 100, 0, 4);
-            blk[4] = must(realloc(small, sz[4]), "realloc", sz[4]);
+            void *small = must_or_abort(malloc(100), "malloc", 100);
+            pattern_fill(small, 0, 100, 0, 4);
+            blk[4] = must_or_abort(realloc(small, sz[4]), "realloc", sz[4]);
             if (!check(blk[4], 0, 100, 0, 4, "realloc'd block (prefix)"))
                 FAIL("realloc did not preserve the contents");
         }
-        blk[5] = must(aligned_alloc(256, sz[5]), "aligned_alloc", sz[5]);
+        blk[5] = must_or_abort(aligned_alloc(256, sz[5]), "aligned_alloc",
+                               sz[5]);
         check_aligned(blk[5], 256, names[5]);
-        blk[6] = must(memalign(128, sz[6]), "memalign", sz[6]);
+        blk[6] = must_or_abort(memalign(128, sz[6]), "memalign", sz[6]);
         check_aligned(blk[6], 128, names[6]);
-        blk[7] = must(valloc(sz[7]), "valloc", sz[7]);
+        blk[7] = must_or_abort(valloc(sz[7]), "valloc", sz[7]);
         check_aligned(blk[7], (size_t)page, names[7]);
-        blk[8] = must(malloc(sz[8]), "malloc", sz[8]);
-        blk[9] = must(launder(calloc(1, sz[9])), "calloc", sz[9]);
+        blk[8] = must_or_abort(malloc(sz[8]), "malloc", sz[8]);
+        blk[9] = must_or_abort(launder(calloc(1, sz[9])), "calloc", sz[9]);
 
         /* calloc'd blocks must be zero before we fill them. */
         for (int b = 1; b < NB0; b += 8) {
@@ -211,7 +149,7 @@ int main(int argc, char **argv)
             if (malloc_usable_size(blk[b]) < sz[b])
                 FAIL("%s: malloc_usable_size %zu < %zu", names[b],
                      malloc_usable_size(blk[b]), sz[b]);
-            fill(blk[b], b == 4 ? 100 : 0, sz[b], 0, b);
+            pattern_fill(blk[b], b == 4 ? 100 : 0, sz[b], 0, b);
             ptrs[b] = (uint64_t)(uintptr_t)blk[b];
             sizes[b] = sz[b];
         }
@@ -227,19 +165,19 @@ int main(int argc, char **argv)
     unsigned char *own = NULL;
     size_t own_size = 0;
     if (rank == 0) {
-        mailbox = must(calloc((size_t)size, sizeof *mailbox), "calloc",
-                       (size_t)size * sizeof *mailbox);
+        mailbox = must_or_abort(calloc((size_t)size, sizeof *mailbox),
+                                "calloc", (size_t)size * sizeof *mailbox);
         mine[0] = (uint64_t)(uintptr_t)mailbox;
         mine[1] = (uint64_t)size * sizeof *mailbox;
     } else {
         own_size = 4096 + 1000 * (size_t)rank;
-        own = must(malloc(own_size), "malloc", own_size);
-        fill(own, 0, own_size, rank, 0);
+        own = must_or_abort(malloc(own_size), "malloc", own_size);
+        pattern_fill(own, 0, own_size, rank, 0);
         mine[0] = (uint64_t)(uintptr_t)own;
         mine[1] = own_size;
     }
-    uint64_t *all = must(malloc(2 * sizeof(uint64_t) * (size_t)size), "malloc",
-                         2 * sizeof(uint64_t) * (size_t)size);
+    size_t all_size = 2 * sizeof(uint64_t) * (size_t)size;
+    uint64_t *all = must_or_abort(malloc(all_size), "malloc", all_size);
     MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, MPI_COMM_WORLD);
 
     int verified = 0;
@@ -282,7 +220,7 @@ int main(int argc, char **argv)
             snprintf(g_fault_msg, sizeof g_fault_msg,
                      "rank 0: FAIL: fault writing rank %d's block at %p\n", r,
                      (void *)p);
-            __atomic_store_n(&p[0], (unsigned char)~pat(r, 0, 0),
+            __atomic_store_n(&p[0], (unsigned char)~pattern_byte(r, 0, 0),
                              __ATOMIC_SEQ_CST);
         }
     }
@@ -302,7 +240,7 @@ int main(int argc, char **argv)
             check(blk[b], 0, (size_t)sizes[b], 0, b, "own block after sharing");
     } else {
         unsigned char first = __atomic_load_n(&own[0], __ATOMIC_SEQ_CST);
-        if (first != (unsigned char)~pat(rank, 0, 0))
+        if (first != (unsigned char)~pattern_byte(rank, 0, 0))
             FAIL("own block byte 0 is 0x%02x: rank 0's store through the "
                  "shared pointer is not visible", first);
         check(own, 1, own_size, rank, 0, "own block after sharing");
@@ -323,8 +261,7 @@ int main(int argc, char **argv)
     snprintf(line, sizeof line, "rank %d: verified %d blocks", rank, verified);
     print_ordered(line, rank, size);
 
-    int total = 0;
-    MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int total = job_failures();
     if (rank == 0 && total != 0)
         fprintf(stderr, "share_pointers: FAILED with %d failure(s)\n", total);
     MPI_Finalize();

@@ -16,12 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "testutil.h"
+
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    get_rank_and_size(&rank, &size);
     double seconds = argc > 1 ? atof(argv[1]) : 30.0;
 
     size_t n = 1u << 20;

@@ -6,7 +6,8 @@
 //! - launches MPI jobs in one of three modes with a hard timeout that kills
 //!   the whole process tree,
 //! - parses heapmpi's `HEAPMPI_STATS=1` report,
-//! - collects failures over a test matrix and reports them all at the end.
+//! - runs a test matrix (`heapmpi_matrix`, `Case`, `Failures::run`) and
+//!   reports every failing case at the end.
 //!
 //! Environment knobs (for people running the tests by hand):
 //! - `HEAPMPI_TEST_NO_BUILD=1`: do not run `wrappers/heapmpi-build`, only
@@ -87,6 +88,9 @@ pub enum Mode {
 
 pub const HEAPMPI_MODES: [Mode; 2] = [Mode::Preload, Mode::Wrap];
 
+/// The environment that makes heapmpi print its report.
+pub const STATS: [(&str, &str); 1] = [("HEAPMPI_STATS", "1")];
+
 impl Mode {
     pub fn name(self) -> &'static str {
         match self {
@@ -126,11 +130,13 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `tests/c`: the C programs and the header they share (`testutil.h`).
+pub fn c_dir() -> PathBuf {
+    repo_root().join("tests").join("c")
+}
+
 pub fn c_source(program: &str) -> PathBuf {
-    repo_root()
-        .join("tests")
-        .join("c")
-        .join(format!("{program}.c"))
+    c_dir().join(format!("{program}.c"))
 }
 
 /// Finds an executable in PATH.
@@ -177,6 +183,15 @@ pub fn available_flavours() -> Vec<Flavour> {
     FLAVOURS
         .into_iter()
         .filter(|f| flavour_available(*f))
+        .collect()
+}
+
+/// Every (flavour, heapmpi mode) pair to test: the available flavours times
+/// `HEAPMPI_MODES`.
+pub fn heapmpi_matrix() -> Vec<(Flavour, Mode)> {
+    available_flavours()
+        .into_iter()
+        .flat_map(|f| HEAPMPI_MODES.map(|mode| (f, mode)))
         .collect()
 }
 
@@ -250,9 +265,11 @@ pub const CFLAGS: [&str; 6] = [
 ];
 
 /// Compiles `tests/c/<program>.c` for the given flavour and mode (stock
-/// binary for Stock/Preload, heapmpicc binary for Wrap). Each (program,
-/// flavour, build kind) is compiled once per test process; concurrent callers
-/// wait for the first.
+/// binary for Stock/Preload, heapmpicc binary for Wrap), with `-I tests/c`
+/// for `testutil.h`. Each (program, flavour, build kind) is compiled once per
+/// test process, always afresh (no timestamp check), so a change to a
+/// program or to `testutil.h` is always picked up; concurrent callers wait
+/// for the first.
 pub fn compile(program: &str, f: Flavour, mode: Mode) -> Result<PathBuf, String> {
     type Cell = Arc<OnceLock<Result<PathBuf, String>>>;
     type Key = (String, Flavour, BuildKind);
@@ -293,6 +310,8 @@ fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBu
         }
     };
     cmd.args(CFLAGS)
+        .arg("-I")
+        .arg(c_dir())
         .arg("-o")
         .arg(&tmp)
         .arg(&src)
@@ -582,37 +601,75 @@ pub fn run_command(cmd: Command, timeout: Duration) -> Result<Output, String> {
     }
 }
 
-/// Starts `program` (compiled as needed) in `mode` with `nranks` ranks and
-/// extra environment variables.
-pub fn spawn_mpi(
-    program: &str,
-    f: Flavour,
-    mode: Mode,
-    nranks: usize,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Result<(Job, PathBuf), String> {
-    if mode != Mode::Stock {
-        ensure_library(f)?;
+/// One MPI job of a test matrix: `program` from `tests/c/` on `nranks` ranks,
+/// with `flavour` in `mode`, plus arguments and environment variables.
+#[derive(Clone, Copy, Debug)]
+pub struct Case<'a> {
+    pub program: &'a str,
+    pub flavour: Flavour,
+    pub mode: Mode,
+    pub nranks: usize,
+    pub args: &'a [&'a str],
+    pub env: &'a [(&'a str, &'a str)],
+}
+
+impl<'a> Case<'a> {
+    /// No arguments, no extra environment.
+    pub fn new(program: &'a str, flavour: Flavour, mode: Mode, nranks: usize) -> Self {
+        Case {
+            program,
+            flavour,
+            mode,
+            nranks,
+            args: &[],
+            env: &[],
+        }
     }
-    let prog = compile(program, f, mode)?;
-    let mut cmd = mpi_command(f, mode, nranks, &prog, args);
-    for (k, v) in env {
+
+    pub fn args(self, args: &'a [&'a str]) -> Self {
+        Case { args, ..self }
+    }
+
+    pub fn env(self, env: &'a [(&'a str, &'a str)]) -> Self {
+        Case { env, ..self }
+    }
+
+    /// `<program> <flavour> <mode> np=<n> [args] [VAR=value ...]`, the name
+    /// of the case in reports.
+    pub fn name(&self) -> String {
+        let mut s = format!(
+            "{} {} {} np={}",
+            self.program,
+            self.flavour.name(),
+            self.mode.name(),
+            self.nranks
+        );
+        for a in self.args {
+            let _ = write!(s, " {a}");
+        }
+        for (k, v) in self.env {
+            let _ = write!(s, " {k}={v}");
+        }
+        s
+    }
+}
+
+/// Starts the case's program (compiled as needed).
+pub fn spawn_mpi(case: &Case) -> Result<(Job, PathBuf), String> {
+    if case.mode != Mode::Stock {
+        ensure_library(case.flavour)?;
+    }
+    let prog = compile(case.program, case.flavour, case.mode)?;
+    let mut cmd = mpi_command(case.flavour, case.mode, case.nranks, &prog, case.args);
+    for (k, v) in case.env {
         cmd.env(k, v);
     }
     Ok((Job::spawn(cmd)?, prog))
 }
 
-/// Runs `program` to completion (or timeout). Err: build or spawn failure.
-pub fn run_mpi(
-    program: &str,
-    f: Flavour,
-    mode: Mode,
-    nranks: usize,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Result<Output, String> {
-    let (job, _) = spawn_mpi(program, f, mode, nranks, args, env)?;
+/// Runs the case to completion (or timeout). Err: build or spawn failure.
+pub fn run_mpi(case: &Case) -> Result<Output, String> {
+    let (job, _) = spawn_mpi(case)?;
     Ok(job.wait(job_timeout()))
 }
 
@@ -628,7 +685,7 @@ pub fn run_mpi(
 pub fn kill_one_rank(program: &str, f: Flavour, mode: Mode) -> Result<String, String> {
     let n = 2;
     let before = dev_shm_heapmpi();
-    let (mut job, prog) = spawn_mpi(program, f, mode, n, &["60"], &[])?;
+    let (mut job, prog) = spawn_mpi(&Case::new(program, f, mode, n).args(&["60"]))?;
     let prog = prog
         .canonicalize()
         .map_err(|e| format!("{}: {e}", prog.display()))?;
@@ -1119,23 +1176,20 @@ impl Failures {
 
     /// Runs one MPI case and checks it with `check`; build/spawn errors and
     /// timeouts are failures too.
-    #[allow(clippy::too_many_arguments)]
-    pub fn case(
+    pub fn run(&mut self, case: Case, check: impl FnOnce(&Output) -> Result<(), String>) {
+        self.record(&case.name(), run_mpi(&case), check);
+    }
+
+    /// Records the outcome of a job started some other way: Err (it could
+    /// not be built or started) and a timeout fail, otherwise `check` decides.
+    pub fn record(
         &mut self,
         case: &str,
-        program: &str,
-        f: Flavour,
-        mode: Mode,
-        nranks: usize,
-        args: &[&str],
-        env: &[(&str, &str)],
+        res: Result<Output, String>,
         check: impl FnOnce(&Output) -> Result<(), String>,
-    ) -> Option<Output> {
-        match run_mpi(program, f, mode, nranks, args, env) {
-            Err(e) => {
-                self.fail(case, e);
-                None
-            }
+    ) {
+        match res {
+            Err(e) => self.fail(case, e),
             Ok(out) => {
                 let res = if out.timed_out {
                     Err(format!("timed out after {:?}", job_timeout()))
@@ -1143,7 +1197,6 @@ impl Failures {
                     check(&out)
                 };
                 self.check(case, &out, res);
-                Some(out)
             }
         }
     }
@@ -1166,13 +1219,4 @@ impl Failures {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-pub fn case_name(program: &str, f: Flavour, mode: Mode, nranks: usize, extra: &str) -> String {
-    let mut s = format!("{program} {} {} np={nranks}", f.name(), mode.name());
-    if !extra.is_empty() {
-        s.push(' ');
-        s.push_str(extra);
-    }
-    s
 }
