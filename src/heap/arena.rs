@@ -279,43 +279,58 @@ pub unsafe fn usable_size(ptr: *const u8) -> usize {
     unsafe { chunk_size(ptr) - core::mem::size_of::<usize>() }
 }
 
+/// A stand-in for the shared region in unit tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
-    use dlmalloc::Dlmalloc;
     use std::os::fd::AsRawFd;
 
     /// A memfd mapped with memmap2 stands in for the shared object.
-    struct Fixture {
-        _file: std::fs::File,
-        map: memmap2::MmapRaw,
-        len: usize,
+    pub(crate) struct Fixture {
+        file: std::fs::File,
+        pub(crate) map: memmap2::MmapRaw,
+        pub(crate) len: usize,
     }
 
-    fn fixture(len: usize) -> Fixture {
-        let fd = nix::sys::memfd::memfd_create(c"heapmpi-test", nix::sys::memfd::MFdFlags::empty())
-            .unwrap();
-        let file = std::fs::File::from(fd);
-        file.set_len(len as u64).unwrap();
-        let map = memmap2::MmapOptions::new().len(len).map_raw(&file).unwrap();
-        Fixture {
-            _file: file,
-            map,
-            len,
+    impl Fixture {
+        pub(crate) fn new(len: usize) -> Fixture {
+            let fd =
+                nix::sys::memfd::memfd_create(c"heapmpi-test", nix::sys::memfd::MFdFlags::empty())
+                    .unwrap();
+            let file = std::fs::File::from(fd);
+            file.set_len(len as u64).unwrap();
+            let map = memmap2::MmapOptions::new().len(len).map_raw(&file).unwrap();
+            Fixture { file, map, len }
         }
+
+        /// Points `a` at the whole fixture.
+        pub(crate) fn configure(&self, a: &Arena) {
+            let base = self.map.as_mut_ptr() as usize;
+            a.configure(
+                base,
+                base + self.len,
+                Backing::Shm {
+                    fd: self.file.as_raw_fd(),
+                    file_base: base,
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Fixture;
+    use super::*;
+    use dlmalloc::Dlmalloc;
+
+    fn fixture(len: usize) -> Fixture {
+        Fixture::new(len)
     }
 
     fn dl(f: &Fixture) -> Dlmalloc<Arena> {
         let a = Arena::empty();
-        let base = f.map.as_mut_ptr() as usize;
-        a.configure(
-            base,
-            base + f.len,
-            Backing::Shm {
-                fd: f._file.as_raw_fd(),
-                file_base: base,
-            },
-        );
+        f.configure(&a);
         Dlmalloc::new_with_allocator(a)
     }
 

@@ -25,17 +25,17 @@
 //! run no fork handlers and pay nothing for this.
 
 pub mod arena;
+pub mod pool;
 pub mod region;
 pub mod tcache;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use dlmalloc::Dlmalloc;
-
 use crate::stats;
 use crate::sys::glibc;
-use arena::{Arena, Backing};
+use arena::Backing;
+use pool::Pool;
 
 /// The alignment every `malloc` result has (that of `max_align_t`).
 pub const MIN_ALIGN: usize = 16;
@@ -60,15 +60,15 @@ static MINE_HI: AtomicUsize = AtomicUsize::new(0);
 /// fork handler. Written before the Release store of `ACTIVE`.
 static REGION_FD: AtomicI32 = AtomicI32::new(-1);
 
-/// This rank's dlmalloc instance over its part of the region.
-static DL: Mutex<Dlmalloc<Arena>> = Mutex::new(Dlmalloc::new_with_allocator(Arena::empty()));
+/// This rank's allocator over its part of the region.
+static POOL: Mutex<Pool> = Mutex::new(Pool::new());
 
 /// Whether the "heap full" warning has been printed by this process.
 static FULL_WARNED: AtomicBool = AtomicBool::new(false);
 
-fn dl() -> MutexGuard<'static, Dlmalloc<Arena>> {
+fn pool() -> MutexGuard<'static, Pool> {
     // With panic=abort nothing can poison the lock; accept it either way.
-    DL.lock().unwrap_or_else(|e| e.into_inner())
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Who owns the memory at an address.
@@ -104,7 +104,7 @@ pub fn is_active() -> bool {
 /// Starts serving allocations from `[mine_lo, mine_hi)` inside the region
 /// `[lo, hi)`, committing pages through `backing`.
 pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: Backing) {
-    dl().allocator().configure(mine_lo, mine_hi, backing);
+    pool().arena().configure(mine_lo, mine_hi, backing);
     if let Backing::Shm { fd, .. } = backing {
         REGION_FD.store(fd, Ordering::Relaxed);
     }
@@ -215,8 +215,8 @@ pub fn fork_child() {
 
 /// Bytes handed to the rank's dlmalloc and committed, for the report.
 pub fn arena_usage() -> (usize, usize) {
-    let d = dl();
-    (d.allocator().in_use(), d.allocator().committed())
+    let p = pool();
+    (p.arena().in_use(), p.arena().committed())
 }
 
 /// Records a glibc block that was wanted from the shared heap. Requests
@@ -252,19 +252,14 @@ fn note_fallback() {
 /// Allocates from this rank's part; null if full (or not active).
 #[inline]
 fn shared_alloc(align: usize, size: usize, zero: bool) -> *mut u8 {
-    let mut d = dl();
-    // SAFETY: `align` is a power of two (callers normalise it); the instance
-    // is only used under its lock.
-    let p = unsafe {
-        if zero {
-            d.calloc(size, align)
-        } else {
-            d.c_memalign(align, size)
-        }
+    let mut p = pool();
+    let b = if align <= MIN_ALIGN && !zero {
+        p.malloc(size)
+    } else {
+        p.memalign(align, size, zero)
     };
-    d.allocator().maybe_purge();
-    drop(d);
-    p
+    p.maybe_purge();
+    b
 }
 
 #[inline]
@@ -311,16 +306,15 @@ pub fn malloc(size: usize) -> *mut u8 {
 fn refill(size: usize) -> *mut u8 {
     let req = tcache::class_request(size);
     let mut got = [core::ptr::null_mut::<u8>(); tcache::REFILL];
-    let mut d = dl();
+    let mut pl = pool();
     for slot in got.iter_mut() {
-        // SAFETY: the instance is used under its lock.
-        *slot = unsafe { d.c_malloc(req) };
+        *slot = pl.malloc(req);
         if slot.is_null() {
             break;
         }
     }
-    d.allocator().maybe_purge();
-    drop(d);
+    pl.maybe_purge();
+    drop(pl);
     // Cache the extras outside the lock: a thread's first push may allocate.
     for &p in got[1..].iter().take_while(|p| !p.is_null()) {
         // SAFETY: fresh blocks of this rank's instance, owned by nobody else.
@@ -449,29 +443,29 @@ pub unsafe fn free(p: *mut u8) {
 #[inline(never)]
 unsafe fn free_with_bin(p: *mut u8, chunk: usize) {
     let mut list = tcache::take_bin(chunk);
-    let mut d = dl();
+    let mut pl = pool();
     // SAFETY: `p` and every block on the cached list are live blocks of
-    // this rank's instance that nobody else refers to; each is freed once.
+    // this rank's pool that nobody else refers to; each is freed once.
     unsafe {
-        d.c_free(p);
+        pl.free(p);
         while !list.is_null() {
             let next = list.cast::<*mut u8>().read();
-            d.c_free(list);
+            pl.free(list);
             list = next;
         }
     }
-    d.allocator().maybe_purge();
+    pl.maybe_purge();
 }
 
-/// Returns a block to this rank's dlmalloc instance.
+/// Returns a block to this rank's pool.
 ///
 /// # Safety
-/// `p` is a live block of this rank's instance.
+/// `p` is a live block of this rank's pool.
 unsafe fn free_to_dlmalloc(p: *mut u8) {
-    let mut d = dl();
+    let mut pl = pool();
     // SAFETY: forwarded from the caller.
-    unsafe { d.c_free(p) };
-    d.allocator().maybe_purge();
+    unsafe { pl.free(p) };
+    pl.maybe_purge();
 }
 
 /// `malloc_usable_size`.
@@ -527,7 +521,7 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     match owner(p) {
         Owner::Mine => {
             // SAFETY: `p` is a live block of this rank's instance.
-            let q = unsafe { dl().c_realloc(p, size) };
+            let q = unsafe { pool().realloc(p, size) };
             if !q.is_null() {
                 return count_shared(q, size);
             }

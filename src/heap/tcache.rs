@@ -26,6 +26,8 @@ use core::cell::Cell;
 use core::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::pool::chunk_for_request;
+
 /// Number of size classes.
 const BINS: usize = 64;
 /// Blocks kept per class.
@@ -45,12 +47,6 @@ pub const REFILL: usize = 4;
 #[inline]
 pub fn class_request(size: usize) -> usize {
     chunk_for_request(size) - 8
-}
-
-/// The dlmalloc chunk size for a request (dlmalloc's `request2size`).
-#[inline]
-fn chunk_for_request(size: usize) -> usize {
-    ((size + 8 + 15) & !15).max(MIN_CHUNK)
 }
 
 #[inline]
