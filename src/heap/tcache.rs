@@ -171,13 +171,16 @@ pub fn take_bin(chunk: usize) -> *mut u8 {
         .unwrap_or(ptr::null_mut())
 }
 
-/// Returns every block cached by this thread to the rank's dlmalloc.
+/// Returns every block cached by this thread to the rank's pool. In a
+/// forked child (heap no longer active) the blocks belong to the parent's
+/// heap and its lock may have been held at `fork`: they are dropped instead.
 pub fn flush() {
+    let give_back = super::is_active();
     let _ = CACHE.try_with(|c| {
         for bin in 0..BINS {
             let mut p = c.heads[bin].replace(ptr::null_mut());
             c.counts[bin].set(0);
-            while !p.is_null() {
+            while give_back && !p.is_null() {
                 // SAFETY: `p` is a cached block; read the link before freeing.
                 let next = unsafe { p.cast::<*mut u8>().read() };
                 // SAFETY: cached blocks belong to this rank's instance.
