@@ -33,16 +33,25 @@ pub struct AppResult {
 }
 
 const BINARIES: &[&str] = &["lmp", "lmp_stable", "lmp_mpi", "lmp_openmpi", "lmp_mpich"];
-const EXAMPLE_DIRS: &[&str] = &["/usr/share/lammps/examples/melt", "/usr/share/doc/lammps/examples/melt"];
+const EXAMPLE_DIRS: &[&str] = &[
+    "/usr/share/lammps/examples/melt",
+    "/usr/share/doc/lammps/examples/melt",
+];
 
 fn which(cmd: &str) -> Option<PathBuf> {
     let p = std::env::var_os("PATH")?;
-    std::env::split_paths(&p).map(|d| d.join(cmd)).find(|p| p.is_file())
+    std::env::split_paths(&p)
+        .map(|d| d.join(cmd))
+        .find(|p| p.is_file())
 }
 
 /// The MPI a binary is linked against, from ldd.
 fn mpi_of(bin: &Path) -> Option<String> {
-    let out = Command::new("ldd").arg(bin).env_remove("LD_PRELOAD").output().ok()?;
+    let out = Command::new("ldd")
+        .arg(bin)
+        .env_remove("LD_PRELOAD")
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mpich = text.contains("libmpich") || text.contains("libmpi.so.12");
     let ompi = text.contains("libmpi.so.40") || text.contains("libopen-pal");
@@ -91,25 +100,53 @@ pub fn loop_time(log: &str) -> Option<f64> {
 }
 
 pub fn run(opts: &Opts, runner: &Runner, out: &Path, progress: &mut Progress) -> Option<AppResult> {
-    let mut r = AppResult { identical: true, ..Default::default() };
+    let mut r = AppResult {
+        identical: true,
+        ..Default::default()
+    };
     let Some(bin) = BINARIES.iter().find_map(|b| which(b)) else {
-        r.skipped = Some("LAMMPS not installed (Debian: apt-get install lammps lammps-examples)".into());
-        eprintln!("heapmpi-bench: application check skipped: {}", r.skipped.as_ref().unwrap());
+        r.skipped =
+            Some("LAMMPS not installed (Debian: apt-get install lammps lammps-examples)".into());
+        eprintln!(
+            "heapmpi-bench: application check skipped: {}",
+            r.skipped.as_ref().unwrap()
+        );
         return Some(r);
     };
-    let Some(example) = EXAMPLE_DIRS.iter().map(|d| Path::new(d).join("in.melt")).find(|p| p.is_file()) else {
-        r.skipped = Some("LAMMPS example inputs not found (Debian: apt-get install lammps-examples)".into());
-        eprintln!("heapmpi-bench: application check skipped: {}", r.skipped.as_ref().unwrap());
+    let Some(example) = EXAMPLE_DIRS
+        .iter()
+        .map(|d| Path::new(d).join("in.melt"))
+        .find(|p| p.is_file())
+    else {
+        r.skipped = Some(
+            "LAMMPS example inputs not found (Debian: apt-get install lammps-examples)".into(),
+        );
+        eprintln!(
+            "heapmpi-bench: application check skipped: {}",
+            r.skipped.as_ref().unwrap()
+        );
         return Some(r);
     };
     let Some(mpi) = mpi_of(&bin) else {
-        r.skipped = Some(format!("cannot tell which MPI {} is linked against", bin.display()));
-        eprintln!("heapmpi-bench: application check skipped: {}", r.skipped.as_ref().unwrap());
+        r.skipped = Some(format!(
+            "cannot tell which MPI {} is linked against",
+            bin.display()
+        ));
+        eprintln!(
+            "heapmpi-bench: application check skipped: {}",
+            r.skipped.as_ref().unwrap()
+        );
         return Some(r);
     };
     if !runner::have_command(runner::launcher(&mpi)) {
-        r.skipped = Some(format!("{} is linked against {mpi}, whose launcher is missing", bin.display()));
-        eprintln!("heapmpi-bench: application check skipped: {}", r.skipped.as_ref().unwrap());
+        r.skipped = Some(format!(
+            "{} is linked against {mpi}, whose launcher is missing",
+            bin.display()
+        ));
+        eprintln!(
+            "heapmpi-bench: application check skipped: {}",
+            r.skipped.as_ref().unwrap()
+        );
         return Some(r);
     }
     r.mpi = mpi.clone();
@@ -127,7 +164,10 @@ pub fn run(opts: &Opts, runner: &Runner, out: &Path, progress: &mut Progress) ->
          include ${example}\n",
     );
     if opts.app_steps > 0 {
-        text.push_str(&format!("replicate 2 2 2\nthermo 100\nrun {}\n", opts.app_steps));
+        text.push_str(&format!(
+            "replicate 2 2 2\nthermo 100\nrun {}\n",
+            opts.app_steps
+        ));
         r.title = format!(
             "LAMMPS {} examples/melt (LJ melt) + replicate 2x2x2 (32000 atoms) + {} steps, {} ranks, {}",
             bin.file_name().unwrap_or_default().to_string_lossy(),
@@ -150,7 +190,11 @@ pub fn run(opts: &Opts, runner: &Runner, out: &Path, progress: &mut Progress) ->
 
     let mut reference: Option<(String, Vec<String>)> = None;
     for rep in 0..opts.app_reps {
-        let order = if rep % 2 == 0 { [Variant::Stock, Variant::Heapmpi] } else { [Variant::Heapmpi, Variant::Stock] };
+        let order = if rep % 2 == 0 {
+            [Variant::Stock, Variant::Heapmpi]
+        } else {
+            [Variant::Heapmpi, Variant::Stock]
+        };
         for v in order {
             let name = format!("lammps-{}-r{}", v.name(), rep + 1);
             let wd = dir.join(&name);
@@ -166,22 +210,35 @@ pub fn run(opts: &Opts, runner: &Runner, out: &Path, progress: &mut Progress) ->
                 "-screen".into(),
                 "none".into(),
             ];
-            progress.begin(&format!("rep {}/{}  lammps  {:<8} {:<7}", rep + 1, opts.app_reps, mpi, v.name()));
+            progress.begin(&format!(
+                "rep {}/{}  lammps  {:<8} {:<7}",
+                rep + 1,
+                opts.app_reps,
+                mpi,
+                v.name()
+            ));
             let o = runner.run(&mpi, v, RANKS, &bin, &args, &name, Some(&wd));
             let mut note = String::new();
             if v == Variant::Heapmpi && o.ok && o.active_ranks < RANKS {
                 note = format!("  (heapmpi active in {}/{} ranks!)", o.active_ranks, RANKS);
-                r.failures.push(format!("{name}: heapmpi active in {}/{} ranks", o.active_ranks, RANKS));
+                r.failures.push(format!(
+                    "{name}: heapmpi active in {}/{} ranks",
+                    o.active_ranks, RANKS
+                ));
             }
             progress.end(&o, &note);
             let log = fs::read_to_string(wd.join("log.lammps")).unwrap_or_default();
             if !o.ok {
-                r.failures.push(format!("{name}: {}\n{}", o.error, runner::tail(&log, 6)));
+                r.failures
+                    .push(format!("{name}: {}\n{}", o.error, runner::tail(&log, 6)));
                 continue;
             }
             let th = thermo(&log);
             if th.is_empty() {
-                r.failures.push(format!("{name}: no thermo output in {}", wd.join("log.lammps").display()));
+                r.failures.push(format!(
+                    "{name}: no thermo output in {}",
+                    wd.join("log.lammps").display()
+                ));
                 continue;
             }
             r.wall.entry(v).or_default().push(o.secs);

@@ -65,11 +65,21 @@ impl Progress {
         let el = self.start.elapsed().as_secs_f64();
         let eta = if self.done > 1 {
             let avg = self.run_secs / (self.done - 1) as f64;
-            format!(", eta ~{}", fmt_dur(avg * (self.total + 1 - self.done) as f64))
+            format!(
+                ", eta ~{}",
+                fmt_dur(avg * (self.total + 1 - self.done) as f64)
+            )
         } else {
             String::new()
         };
-        eprint!("[{:>3}/{:<3} {}{}] {} ... ", self.done, self.total, fmt_dur(el), eta, what);
+        eprint!(
+            "[{:>3}/{:<3} {}{}] {} ... ",
+            self.done,
+            self.total,
+            fmt_dur(el),
+            eta,
+            what
+        );
         let _ = std::io::stderr().flush();
     }
     pub fn end(&mut self, o: &Outcome, note: &str) {
@@ -77,7 +87,12 @@ impl Progress {
         if o.ok {
             eprintln!("{:.1} s{}", o.secs, note);
         } else {
-            eprintln!("FAILED ({}) after {:.1} s, see {}", o.error, o.secs, o.log.display());
+            eprintln!(
+                "FAILED ({}) after {:.1} s, see {}",
+                o.error,
+                o.secs,
+                o.log.display()
+            );
         }
     }
 }
@@ -151,19 +166,29 @@ fn loadavg() -> String {
 fn run(mut opts: Opts) -> Result<ExitCode, String> {
     let t_start = Instant::now();
     let bench = bench_dir();
-    let root = bench.parent().ok_or("bench directory has no parent")?.to_path_buf();
+    let root = bench
+        .parent()
+        .ok_or("bench directory has no parent")?
+        .to_path_buf();
     if !root.join("wrappers/heapmpirun").exists() {
-        return Err(format!("{} does not look like a heapmpi checkout (no wrappers/heapmpirun)", root.display()));
+        return Err(format!(
+            "{} does not look like a heapmpi checkout (no wrappers/heapmpirun)",
+            root.display()
+        ));
     }
 
     // Which MPIs.
     let mut mpis = vec![];
     for m in &opts.mpis {
-        let ok = runner::have_command(&format!("mpicc.{m}")) && runner::have_command(runner::launcher(m));
+        let ok = runner::have_command(&format!("mpicc.{m}"))
+            && runner::have_command(runner::launcher(m));
         if ok {
             mpis.push(m.clone());
         } else if opts.mpis_given {
-            return Err(format!("{m} requested but mpicc.{m} / {} not found", runner::launcher(m)));
+            return Err(format!(
+                "{m} requested but mpicc.{m} / {} not found",
+                runner::launcher(m)
+            ));
         } else {
             eprintln!("heapmpi-bench: {m} not installed (mpicc.{m}), skipping it");
         }
@@ -186,12 +211,21 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         let _ = fs::remove_file(&l);
         let _ = std::os::unix::fs::symlink(&stamp, &l);
     }
-    let runner = Runner { root: root.clone(), logs: logs.clone(), timeout: opts.timeout };
+    let runner = Runner {
+        root: root.clone(),
+        logs: logs.clone(),
+        timeout: opts.timeout,
+    };
 
     // Environment, for the report.
     let mut env = vec![
         ("date".to_string(), sh("date", &["-Iseconds"])),
-        ("command".to_string(), format!("bench/run {}", opts.command_line).trim().to_string()),
+        (
+            "command".to_string(),
+            format!("bench/run {}", opts.command_line)
+                .trim()
+                .to_string(),
+        ),
         ("host".to_string(), sh("uname", &["-srm"])),
         (
             "cpu".to_string(),
@@ -210,20 +244,48 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         ),
         ("load average at start".to_string(), loadavg()),
     ];
-    let dirty = if sh("git", &["-C", &root.to_string_lossy(), "status", "--porcelain"]).is_empty() {
+    let dirty = if sh(
+        "git",
+        &["-C", &root.to_string_lossy(), "status", "--porcelain"],
+    )
+    .is_empty()
+    {
         ""
     } else {
         " (with uncommitted changes)"
     };
-    let commit = sh("git", &["-C", &root.to_string_lossy(), "rev-parse", "--short", "HEAD"]);
+    let commit = sh(
+        "git",
+        &[
+            "-C",
+            &root.to_string_lossy(),
+            "rev-parse",
+            "--short",
+            "HEAD",
+        ],
+    );
     env.push((
         "heapmpi commit".to_string(),
-        if commit.is_empty() { "unknown (not a git checkout)".to_string() } else { format!("{commit}{dirty}") },
+        if commit.is_empty() {
+            "unknown (not a git checkout)".to_string()
+        } else {
+            format!("{commit}{dirty}")
+        },
     ));
     for m in &opts.mpis {
         let v = match m.as_str() {
-            "openmpi" => sh("mpirun.openmpi", &["--version"]).lines().next().unwrap_or("").to_string(),
-            _ => sh("mpichversion", &[]).lines().next().unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" "),
+            "openmpi" => sh("mpirun.openmpi", &["--version"])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+            _ => sh("mpichversion", &[])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         };
         env.push((runner::mpi_title(m).to_string(), v));
     }
@@ -249,7 +311,12 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             total += opts.app_reps * 2;
         }
     }
-    let mut progress = Progress { total, done: 0, start: Instant::now(), run_secs: 0.0 };
+    let mut progress = Progress {
+        total,
+        done: 0,
+        start: Instant::now(),
+        run_secs: 0.0,
+    };
     let mut res = Results::default();
 
     // Validation.
@@ -267,7 +334,10 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             write_text(&out.join("report.txt"), &report::validation_text(&res));
             return Ok(ExitCode::from(1));
         }
-        eprintln!("validation passed: {} runs, every received byte checked", res.checks.len());
+        eprintln!(
+            "validation passed: {} runs, every received byte checked",
+            res.checks.len()
+        );
     }
     if opts.check_only {
         let text = report::validation_text(&res);
@@ -303,7 +373,17 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
                     [Variant::Heapmpi, Variant::Stock]
                 };
                 for v in order {
-                    timing_run(&opts, &runner, &bin_dir, b, mpi, v, rep, &mut progress, &mut res);
+                    timing_run(
+                        &opts,
+                        &runner,
+                        &bin_dir,
+                        b,
+                        mpi,
+                        v,
+                        rep,
+                        &mut progress,
+                        &mut res,
+                    );
                 }
             }
         }
@@ -313,7 +393,8 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     if opts.app {
         res.app = app::run(&opts, &runner, &out, &mut progress);
         if let Some(a) = &res.app {
-            res.failures.extend(a.failures.iter().map(|f| format!("application check: {f}")));
+            res.failures
+                .extend(a.failures.iter().map(|f| format!("application check: {f}")));
             if a.skipped.is_none() && !a.identical {
                 res.failures.push(format!(
                     "application check: physics output differs: {}",
@@ -324,7 +405,10 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     }
 
     env.push(("load average at end".to_string(), loadavg()));
-    env.push(("total time".to_string(), fmt_dur(t_start.elapsed().as_secs_f64())));
+    env.push((
+        "total time".to_string(),
+        fmt_dur(t_start.elapsed().as_secs_f64()),
+    ));
 
     // Report.
     let text = report::text(&opts, &res, &env);
@@ -334,7 +418,13 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     if opts.plots {
         let notes: Vec<String> = env
             .iter()
-            .filter(|(k, _)| k == "date" || k == "cpu" || k == "Open MPI" || k == "MPICH" || k == "heapmpi commit")
+            .filter(|(k, _)| {
+                k == "date"
+                    || k == "cpu"
+                    || k == "Open MPI"
+                    || k == "MPICH"
+                    || k == "heapmpi commit"
+            })
             .map(|(k, v)| format!("{k}: {v}"))
             .collect();
         match plot::all(&opts, &res, &out, &notes) {
@@ -381,23 +471,43 @@ fn compile(cc: &str, extra: &[&str], src: &Path, bin: &Path, logs: &Path) -> Res
         return Ok(());
     }
     let mut cmd = Command::new(cc);
-    cmd.args(["-std=c11", "-O2", "-Wall", "-Wextra"]).args(extra).arg("-o").arg(bin).arg(src);
+    cmd.args(["-std=c11", "-O2", "-Wall", "-Wextra"])
+        .args(extra)
+        .arg("-o")
+        .arg(bin)
+        .arg(src);
     let out = cmd.output().map_err(|e| format!("cannot run {cc}: {e}"))?;
     let err = String::from_utf8_lossy(&out.stderr);
-    let name = bin.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let name = bin
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
     let _ = fs::write(logs.join(format!("build-{cc}-{name}.log")), err.as_bytes());
     if !out.status.success() {
         return Err(format!("{cc} {}: failed:\n{err}", src.display()));
     }
     if !err.trim().is_empty() {
-        eprintln!("heapmpi-bench: warnings from {cc} {}:\n{err}", src.display());
+        eprintln!(
+            "heapmpi-bench: warnings from {cc} {}:\n{err}",
+            src.display()
+        );
     }
     Ok(())
 }
 
-fn build(opts: &Opts, root: &Path, bench: &Path, bin_dir: &Path, logs: &Path) -> Result<(), String> {
+fn build(
+    opts: &Opts,
+    root: &Path,
+    bench: &Path,
+    bin_dir: &Path,
+    logs: &Path,
+) -> Result<(), String> {
     if opts.build {
-        eprintln!("heapmpi-bench: building libheapmpi for {} (wrappers/heapmpi-build) ...", opts.mpis.join(", "));
+        eprintln!(
+            "heapmpi-bench: building libheapmpi for {} (wrappers/heapmpi-build) ...",
+            opts.mpis.join(", ")
+        );
         let t0 = Instant::now();
         let log = logs.join("build-heapmpi.log");
         let f = fs::File::create(&log).map_err(|e| e.to_string())?;
@@ -410,14 +520,23 @@ fn build(opts: &Opts, root: &Path, bench: &Path, bin_dir: &Path, logs: &Path) ->
             .map_err(|e| format!("cannot run heapmpi-build: {e}"))?;
         let text = fs::read_to_string(&log).unwrap_or_default();
         if !status.success() {
-            return Err(format!("heapmpi-build failed:\n{}", runner::tail(&text, 30)));
+            return Err(format!(
+                "heapmpi-build failed:\n{}",
+                runner::tail(&text, 30)
+            ));
         }
-        eprintln!("heapmpi-bench: libheapmpi ready ({:.0} s)", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "heapmpi-bench: libheapmpi ready ({:.0} s)",
+            t0.elapsed().as_secs_f64()
+        );
     }
     for m in &opts.mpis {
         let lib = root.join(format!("target/{m}/release/libheapmpi.so"));
         if !lib.exists() {
-            return Err(format!("{} missing (run without --no-build)", lib.display()));
+            return Err(format!(
+                "{} missing (run without --no-build)",
+                lib.display()
+            ));
         }
     }
     for m in &opts.mpis {
@@ -429,35 +548,62 @@ fn build(opts: &Opts, root: &Path, bench: &Path, bin_dir: &Path, logs: &Path) ->
         }
     }
     if opts.limits {
-        let cc = if runner::have_command("cc") { "cc" } else { "gcc" };
-        compile(cc, &["-pthread"], &bench.join("c/limits.c"), &bin_dir.join("limits"), logs)?;
+        let cc = if runner::have_command("cc") {
+            "cc"
+        } else {
+            "gcc"
+        };
+        compile(
+            cc,
+            &["-pthread"],
+            &bench.join("c/limits.c"),
+            &bin_dir.join("limits"),
+            logs,
+        )?;
     }
     Ok(())
 }
 
-/// Iteration scale of malloc_bench relative to its own default.
-pub const MALLOC_SCALE: f64 = 0.25;
+/// Time-budget scale of malloc_bench (1 = 50 ms per pattern and size).
+pub const MALLOC_SCALE: f64 = 1.0;
 
 fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
     let mut a: Vec<String> = b.mode_args.iter().map(|s| s.to_string()).collect();
     if !b.osu_style {
-        // malloc_bench: one argument, the iteration scale. x0.25 of its
-        // default: glibc's batch pattern at >= 4 KiB gives the heap back to
-        // the kernel every round (~0.4 Mops/s), and at scale 1 this one
-        // benchmark would take a third of the 15-minute budget.
-        a.push(format!("{}", if validate { 0.01 } else { MALLOC_SCALE * opts.iter_scale }));
+        // malloc_bench: one argument, the scale of its time budget (each
+        // pattern and size runs for 50 ms x scale, so glibc's slow batch
+        // pattern at >= 4 KiB cannot stretch the run).
+        a.push(format!(
+            "{}",
+            if validate {
+                0.01
+            } else {
+                MALLOC_SCALE * opts.iter_scale
+            }
+        ));
         return a;
     }
     if validate {
         // every size of the range plus its odd neighbours, few iterations
         let lo = opts.size_min.max(b.min_size);
-        a.extend(["-m".into(), format!("{lo}:{}", opts.size_max), "-O".into(), "-c".into()]);
+        a.extend([
+            "-m".into(),
+            format!("{lo}:{}", opts.size_max),
+            "-O".into(),
+            "-c".into(),
+        ]);
         a.extend(["-f".into(), "0.01".into()]);
         return a;
     }
     let sizes = opts.sizes_for(b);
     a.push("-s".into());
-    a.push(sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","));
+    a.push(
+        sizes
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
     if opts.iter_scale != 1.0 {
         a.extend(["-f".into(), format!("{}", opts.iter_scale)]);
     }
@@ -505,26 +651,40 @@ fn timing_run(
             "{log}: heapmpi active in {}/{} ranks{}",
             o.active_ranks,
             ranks,
-            o.inactive.first().map(|l| format!(": {l}")).unwrap_or_default()
+            o.inactive
+                .first()
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
         ));
     }
     progress.end(&o, &note);
     if !o.ok {
-        res.failures.push(format!("{log}: {}\n{}", o.error, runner::tail(&o.stderr, 8)));
+        res.failures.push(format!(
+            "{log}: {}\n{}",
+            o.error,
+            runner::tail(&o.stderr, 8)
+        ));
         return;
     }
     let t = runner::parse_table(&o.stdout);
     if t.is_empty() {
-        res.failures.push(format!("{log}: no data in the output ({})", o.log.display()));
+        res.failures.push(format!(
+            "{log}: no data in the output ({})",
+            o.log.display()
+        ));
         return;
     }
-    res.runs.entry((b.name, mpi.to_string(), v)).or_default().push(t);
+    res.runs
+        .entry((b.name, mpi.to_string(), v))
+        .or_default()
+        .push(t);
 }
 
 /// Validation runs: every benchmark at 2 ranks, and mbw_mr also at 4 ranks
 /// (two pairs at once: matching and per-pair queues get exercised).
 fn check_jobs(opts: &Opts) -> Vec<(&'static Bench, usize)> {
-    let mut jobs: Vec<(&'static Bench, usize)> = opts.benches.iter().map(|b| (*b, 2usize)).collect();
+    let mut jobs: Vec<(&'static Bench, usize)> =
+        opts.benches.iter().map(|b| (*b, 2usize)).collect();
     if let Some(b) = opts.benches.iter().find(|b| b.name == "mbw_mr") {
         jobs.push((b, 4));
     }
@@ -535,7 +695,13 @@ fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, 
     for (b, ranks) in check_jobs(opts) {
         for mpi in &opts.mpis {
             for v in [Variant::Stock, Variant::Heapmpi] {
-                let what = format!("check {:<7} {:<8} {:<7} {} ranks", b.name, mpi, v.name(), ranks);
+                let what = format!(
+                    "check {:<7} {:<8} {:<7} {} ranks",
+                    b.name,
+                    mpi,
+                    v.name(),
+                    ranks
+                );
                 progress.begin(&what);
                 let prog = bin_dir.join(mpi).join(b.program);
                 let args = program_args(opts, b, true);
@@ -555,10 +721,17 @@ fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, 
                         "heapmpi active in {}/{} ranks{}",
                         o.active_ranks,
                         ranks,
-                        o.inactive.first().map(|l| format!(": {l}")).unwrap_or_default()
+                        o.inactive
+                            .first()
+                            .map(|l| format!(": {l}"))
+                            .unwrap_or_default()
                     );
                 }
-                let note = if o.ok && !passed { format!("  FAILED: {why}") } else { String::new() };
+                let note = if o.ok && !passed {
+                    format!("  FAILED: {why}")
+                } else {
+                    String::new()
+                };
                 progress.end(&o, &note);
                 if !passed {
                     let errs: Vec<&str> = o
@@ -570,11 +743,18 @@ fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, 
                         .collect();
                     res.failures.push(format!(
                         "{log}: {why}\n{}\n(see {})",
-                        if errs.is_empty() { runner::tail(&o.stderr, 8) } else { errs.join("\n") },
+                        if errs.is_empty() {
+                            runner::tail(&o.stderr, 8)
+                        } else {
+                            errs.join("\n")
+                        },
                         o.log.display()
                     ));
                 }
-                res.checks.push((format!("{what}: {}", if passed { "ok" } else { why.as_str() }), passed));
+                res.checks.push((
+                    format!("{what}: {}", if passed { "ok" } else { why.as_str() }),
+                    passed,
+                ));
             }
         }
     }
@@ -586,7 +766,9 @@ fn parse_limits(out: &str) -> Limits {
         let f: Vec<&str> = line.split_whitespace().collect();
         match f.as_slice() {
             ["memcpy", s, a, b] => {
-                if let (Ok(s), Ok(a), Ok(b)) = (s.parse::<u64>(), a.parse::<f64>(), b.parse::<f64>()) {
+                if let (Ok(s), Ok(a), Ok(b)) =
+                    (s.parse::<u64>(), a.parse::<f64>(), b.parse::<f64>())
+                {
                     l.memcpy.push((s, a / 1e3, b / 1e3));
                 }
             }

@@ -124,7 +124,9 @@ impl Opts {
                     return Ok(v.clone());
                 }
                 i += 1;
-                args.get(i).cloned().ok_or_else(|| format!("{name} needs a value"))
+                args.get(i)
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs a value"))
             };
             match name {
                 "-h" | "--help" => return Err(String::new()),
@@ -141,7 +143,11 @@ impl Opts {
                             let b = benches::find(n).ok_or_else(|| {
                                 format!(
                                     "unknown benchmark '{n}' (known: {})",
-                                    benches::BENCHES.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                                    benches::BENCHES
+                                        .iter()
+                                        .map(|b| b.name)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
                                 )
                             })?;
                             if !o.benches.iter().any(|x| x.name == b.name) {
@@ -187,7 +193,9 @@ impl Opts {
                     reps_given = true;
                 }
                 "--iter-scale" => {
-                    o.iter_scale = value()?.parse().map_err(|_| "--iter-scale wants a number")?;
+                    o.iter_scale = value()?
+                        .parse()
+                        .map_err(|_| "--iter-scale wants a number")?;
                     if o.iter_scale <= 0.0 {
                         return Err("--iter-scale must be positive".into());
                     }

@@ -32,7 +32,8 @@ fn load_font() -> Result<(), String> {
     for p in &paths {
         if let Ok(bytes) = std::fs::read(p) {
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            register_font("sans-serif", FontStyle::Normal, bytes).map_err(|_| format!("{p}: not a usable font"))?;
+            register_font("sans-serif", FontStyle::Normal, bytes)
+                .map_err(|_| format!("{p}: not a usable font"))?;
             return Ok(());
         }
     }
@@ -75,7 +76,12 @@ struct Curve {
     bars: bool,
 }
 
-pub fn all(opts: &Opts, res: &Results, out: &Path, notes: &[String]) -> Result<Vec<PathBuf>, String> {
+pub fn all(
+    opts: &Opts,
+    res: &Results,
+    out: &Path,
+    notes: &[String],
+) -> Result<Vec<PathBuf>, String> {
     load_font()?;
     let mut files = vec![];
     for b in &opts.benches {
@@ -84,12 +90,20 @@ pub fn all(opts: &Opts, res: &Results, out: &Path, notes: &[String]) -> Result<V
             if curves.iter().all(|c| c.points.is_empty()) {
                 continue;
             }
-            let stem = if m.key.is_empty() { b.name.to_string() } else { format!("{}_{}", b.name, m.key) };
+            let stem = if m.key.is_empty() {
+                b.name.to_string()
+            } else {
+                format!("{}_{}", b.name, m.key)
+            };
             let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
             let n = opts.reps;
             let title = format!(
                 "{} [{}] — {} ranks, median of {} run{}{}",
-                if m.title == b.name { b.name.to_string() } else { format!("{}: {}", b.name, m.title) },
+                if m.title == b.name {
+                    b.name.to_string()
+                } else {
+                    format!("{}: {}", b.name, m.title)
+                },
                 m.unit,
                 ranks,
                 n,
@@ -98,8 +112,22 @@ pub fn all(opts: &Opts, res: &Results, out: &Path, notes: &[String]) -> Result<V
             );
             let svg = out.join(format!("{stem}.svg"));
             let png = out.join(format!("{stem}.png"));
-            draw(SVGBackend::new(&svg, (W, H)).into_drawing_area(), &title, b, m, &curves, notes)?;
-            draw(BitMapBackend::new(&png, (W, H)).into_drawing_area(), &title, b, m, &curves, notes)?;
+            draw(
+                SVGBackend::new(&svg, (W, H)).into_drawing_area(),
+                &title,
+                b,
+                m,
+                &curves,
+                notes,
+            )?;
+            draw(
+                BitMapBackend::new(&png, (W, H)).into_drawing_area(),
+                &title,
+                b,
+                m,
+                &curves,
+                notes,
+            )?;
             files.push(png);
             files.push(svg);
         }
@@ -122,8 +150,16 @@ fn curves(opts: &Opts, res: &Results, b: &Bench, m: &Metric) -> Vec<Curve> {
             cs.push(Curve {
                 label: format!("{} {}", mpi_title(mpi), v.name()),
                 color: mpi_color(mpi),
-                line: if v == Variant::Stock { Line::Dashed } else { Line::Solid },
-                mark: if v == Variant::Stock { Mark::Circle } else { Mark::Triangle },
+                line: if v == Variant::Stock {
+                    Line::Dashed
+                } else {
+                    Line::Solid
+                },
+                mark: if v == Variant::Stock {
+                    Mark::Circle
+                } else {
+                    Mark::Triangle
+                },
                 width: 2,
                 points,
                 bars: opts.reps > 1,
@@ -166,7 +202,15 @@ fn limit_curves(cs: &mut Vec<Curve>, l: &Limits, kind: Kind, xmin: f64, xmax: f6
                     })
                     .filter(|p| p.1 > 0.0)
                     .collect();
-                cs.push(Curve { label: label.into(), color, line, mark: Mark::None, width: 2, points, bars: false });
+                cs.push(Curve {
+                    label: label.into(),
+                    color,
+                    line,
+                    mark: Mark::None,
+                    width: 2,
+                    points,
+                    bars: false,
+                });
             }
         }
         Kind::Latency => {
@@ -250,7 +294,16 @@ fn draw<DB: DrawingBackend>(
     } else {
         "size"
     };
-    let y_desc = format!("{} [{}]{}", m.title, m.unit, if m.higher_is_better { "  (higher is better)" } else { "  (lower is better)" });
+    let y_desc = format!(
+        "{} [{}]{}",
+        m.title,
+        m.unit,
+        if m.higher_is_better {
+            "  (higher is better)"
+        } else {
+            "  (lower is better)"
+        }
+    );
 
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(title, ("sans-serif", 22))
@@ -265,7 +318,12 @@ fn draw<DB: DrawingBackend>(
         .y_desc(y_desc)
         .x_labels(12)
         .y_labels(12)
-        .x_label_formatter(&|x| fmt_size(x.round() as u64).replace(" B", "").replace(" KiB", "K").replace(" MiB", "M"))
+        .x_label_formatter(&|x| {
+            fmt_size(x.round() as u64)
+                .replace(" B", "")
+                .replace(" KiB", "K")
+                .replace(" MiB", "M")
+        })
         .y_label_formatter(&|y| fmt_val(*y))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
@@ -278,23 +336,43 @@ fn draw<DB: DrawingBackend>(
         if c.points.is_empty() {
             continue;
         }
-        let style = ShapeStyle { color: c.color.to_rgba(), filled: false, stroke_width: c.width };
+        let style = ShapeStyle {
+            color: c.color.to_rgba(),
+            filled: false,
+            stroke_width: c.width,
+        };
         let line_pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.0, p.1)).collect();
         match c.line {
             Line::Solid => {
-                chart.draw_series(LineSeries::new(line_pts, style)).map_err(e)?;
+                chart
+                    .draw_series(LineSeries::new(line_pts, style))
+                    .map_err(e)?;
             }
             Line::Dashed => {
-                chart.draw_series(DashedLineSeries::new(line_pts, 9, 6, style)).map_err(e)?;
+                chart
+                    .draw_series(DashedLineSeries::new(line_pts, 9, 6, style))
+                    .map_err(e)?;
             }
             Line::Dotted => {
-                chart.draw_series(DashedLineSeries::new(line_pts, 3, 4, style)).map_err(e)?;
+                chart
+                    .draw_series(DashedLineSeries::new(line_pts, 3, 4, style))
+                    .map_err(e)?;
             }
         }
         if c.bars {
             chart
                 .draw_series(c.points.iter().filter(|p| p.3 > p.2).map(|p| {
-                    ErrorBar::new_vertical(p.0, p.2, p.1, p.3, ShapeStyle { stroke_width: 1, ..style }, 8)
+                    ErrorBar::new_vertical(
+                        p.0,
+                        p.2,
+                        p.1,
+                        p.3,
+                        ShapeStyle {
+                            stroke_width: 1,
+                            ..style
+                        },
+                        8,
+                    )
                 }))
                 .map_err(e)?;
         }
@@ -307,7 +385,11 @@ fn draw<DB: DrawingBackend>(
             }
             Mark::Triangle => {
                 chart
-                    .draw_series(c.points.iter().map(|p| TriangleMarker::new((p.0, p.1), 5, style.filled())))
+                    .draw_series(
+                        c.points
+                            .iter()
+                            .map(|p| TriangleMarker::new((p.0, p.1), 5, style.filled())),
+                    )
                     .map_err(e)?;
             }
         }
@@ -317,34 +399,61 @@ fn draw<DB: DrawingBackend>(
     let x0 = 10i32;
     let mut y = 70i32;
     legend_area
-        .draw(&Text::new("legend", (x0, y - 36), ("sans-serif", 18).into_font().color(&DARK)))
+        .draw(&Text::new(
+            "legend",
+            (x0, y - 36),
+            ("sans-serif", 18).into_font().color(&DARK),
+        ))
         .map_err(e)?;
     for c in curves {
         if c.points.is_empty() {
             continue;
         }
-        let style = ShapeStyle { color: c.color.to_rgba(), filled: false, stroke_width: c.width };
+        let style = ShapeStyle {
+            color: c.color.to_rgba(),
+            filled: false,
+            stroke_width: c.width,
+        };
         let (a, z) = (x0, x0 + 44);
         match c.line {
             Line::Solid => {
-                legend_area.draw(&PathElement::new(vec![(a, y), (z, y)], style)).map_err(e)?;
+                legend_area
+                    .draw(&PathElement::new(vec![(a, y), (z, y)], style))
+                    .map_err(e)?;
             }
             Line::Dashed | Line::Dotted => {
-                let (dash, gap) = if matches!(c.line, Line::Dashed) { (9, 6) } else { (3, 4) };
+                let (dash, gap) = if matches!(c.line, Line::Dashed) {
+                    (9, 6)
+                } else {
+                    (3, 4)
+                };
                 let mut s = a;
                 while s < z {
-                    legend_area.draw(&PathElement::new(vec![(s, y), ((s + dash).min(z), y)], style)).map_err(e)?;
+                    legend_area
+                        .draw(&PathElement::new(
+                            vec![(s, y), ((s + dash).min(z), y)],
+                            style,
+                        ))
+                        .map_err(e)?;
                     s += dash + gap;
                 }
             }
         }
         match c.mark {
             Mark::None => {}
-            Mark::Circle => legend_area.draw(&Circle::new(((a + z) / 2, y), 4, style)).map_err(e)?,
-            Mark::Triangle => legend_area.draw(&TriangleMarker::new(((a + z) / 2, y), 5, style.filled())).map_err(e)?,
+            Mark::Circle => legend_area
+                .draw(&Circle::new(((a + z) / 2, y), 4, style))
+                .map_err(e)?,
+            Mark::Triangle => legend_area
+                .draw(&TriangleMarker::new(((a + z) / 2, y), 5, style.filled()))
+                .map_err(e)?,
         }
         legend_area
-            .draw(&Text::new(c.label.clone(), (z + 10, y - 9), ("sans-serif", 16).into_font().color(&DARK)))
+            .draw(&Text::new(
+                c.label.clone(),
+                (z + 10, y - 9),
+                ("sans-serif", 16).into_font().color(&DARK),
+            ))
             .map_err(e)?;
         y += 30;
     }
@@ -378,7 +487,11 @@ fn draw<DB: DrawingBackend>(
     let mut ny = H as i32 - 24 - 18 * lines.len() as i32;
     for l in lines {
         legend_area
-            .draw(&Text::new(l, (x0, ny), ("sans-serif", 13).into_font().color(&GREY)))
+            .draw(&Text::new(
+                l,
+                (x0, ny),
+                ("sans-serif", 13).into_font().color(&GREY),
+            ))
             .map_err(e)?;
         ny += 18;
     }

@@ -12,7 +12,13 @@ use std::io;
 use std::path::Path;
 
 /// Median/min/max per size of one metric of one (bench, mpi, variant).
-pub fn series(res: &Results, b: &Bench, m: &Metric, mpi: &str, v: Variant) -> BTreeMap<u64, Summary> {
+pub fn series(
+    res: &Results,
+    b: &Bench,
+    m: &Metric,
+    mpi: &str,
+    v: Variant,
+) -> BTreeMap<u64, Summary> {
     let mut per_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     if let Some(runs) = res.runs.get(&(b.name, mpi.to_string(), v)) {
         for t in runs {
@@ -23,7 +29,10 @@ pub fn series(res: &Results, b: &Bench, m: &Metric, mpi: &str, v: Variant) -> BT
             }
         }
     }
-    per_size.into_iter().filter_map(|(s, v)| Summary::of(&v).map(|x| (s, x))).collect()
+    per_size
+        .into_iter()
+        .filter_map(|(s, v)| Summary::of(&v).map(|x| (s, x)))
+        .collect()
 }
 
 pub fn fmt_size(s: u64) -> String {
@@ -68,8 +77,14 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
     if st.is_empty() && hp.is_empty() {
         return;
     }
-    let n_st = res.runs.get(&(b.name, mpi.to_string(), Variant::Stock)).map_or(0, Vec::len);
-    let n_hp = res.runs.get(&(b.name, mpi.to_string(), Variant::Heapmpi)).map_or(0, Vec::len);
+    let n_st = res
+        .runs
+        .get(&(b.name, mpi.to_string(), Variant::Stock))
+        .map_or(0, Vec::len);
+    let n_hp = res
+        .runs
+        .get(&(b.name, mpi.to_string(), Variant::Heapmpi))
+        .map_or(0, Vec::len);
     let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
     let _ = writeln!(
         out,
@@ -79,9 +94,17 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
         mpi_title(mpi),
         ranks,
         n_st,
-        if n_hp != n_st { format!("/{n_hp}") } else { String::new() },
+        if n_hp != n_st {
+            format!("/{n_hp}")
+        } else {
+            String::new()
+        },
     );
-    let better = if m.higher_is_better { "higher is better" } else { "lower is better" };
+    let better = if m.higher_is_better {
+        "higher is better"
+    } else {
+        "lower is better"
+    };
     let _ = writeln!(
         out,
         "   ({better}; heap/stock = heapmpi / stock; spread = (max-min)/median over the runs)"
@@ -89,11 +112,7 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
     let _ = writeln!(
         out,
         "{:>9} {:>11} {:>11} {:>10} {:>14}",
-        "size",
-        "stock",
-        "heapmpi",
-        "heap/stock",
-        "spread st/hp"
+        "size", "stock", "heapmpi", "heap/stock", "spread st/hp"
     );
     let sizes: std::collections::BTreeSet<u64> = st.keys().chain(hp.keys()).copied().collect();
     for s in sizes {
@@ -106,14 +125,20 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
         let _ = writeln!(
             out,
             "{:>9} {:>11} {:>11} {:>10} {:>14}",
-            if b.has_sizes() || b.name == "malloc" { fmt_size(s) } else { s.to_string() },
+            if b.has_sizes() || b.name == "malloc" {
+                fmt_size(s)
+            } else {
+                s.to_string()
+            },
             a.map_or("-".into(), |x| fmt_val(x.median)),
             h.map_or("-".into(), |x| fmt_val(x.median)),
             ratio,
             format!(
                 "{}/{}",
-                a.filter(|x| x.n > 1).map_or("-".into(), |x| format!("{:.0}%", x.spread_pct())),
-                h.filter(|x| x.n > 1).map_or("-".into(), |x| format!("{:.0}%", x.spread_pct()))
+                a.filter(|x| x.n > 1)
+                    .map_or("-".into(), |x| format!("{:.0}%", x.spread_pct())),
+                h.filter(|x| x.n > 1)
+                    .map_or("-".into(), |x| format!("{:.0}%", x.spread_pct()))
             )
         );
     }
@@ -133,8 +158,12 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
     ];
     let mut rows = vec![];
     for (bn, mi, size, label) in points {
-        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else { continue };
-        let Some(m) = b.metrics.get(*mi) else { continue };
+        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else {
+            continue;
+        };
+        let Some(m) = b.metrics.get(*mi) else {
+            continue;
+        };
         let mut cells = vec![];
         let mut any = false;
         for mpi in &opts.mpis {
@@ -217,9 +246,19 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
             "   cache line between two cores, one way: {:.1} ns (median of trials {:.1} ns)",
             l.cacheline_best_ns, l.cacheline_median_ns
         );
-        let _ = writeln!(out, "{:>9} {:>16} {:>16}", "size", "memcpy 1 core", "memcpy 2 cores");
+        let _ = writeln!(
+            out,
+            "{:>9} {:>16} {:>16}",
+            "size", "memcpy 1 core", "memcpy 2 cores"
+        );
         for (s, a, b) in &l.memcpy {
-            let _ = writeln!(out, "{:>9} {:>11} GB/s {:>11} GB/s", fmt_size(*s), fmt_val(*a), fmt_val(*b));
+            let _ = writeln!(
+                out,
+                "{:>9} {:>11} GB/s {:>11} GB/s",
+                fmt_size(*s),
+                fmt_val(*a),
+                fmt_val(*b)
+            );
         }
     }
 
@@ -269,7 +308,9 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
                 let _ = writeln!(
                     out,
                     "   physics output: DIFFERENT — {}",
-                    a.difference.as_deref().unwrap_or("no run produced a thermo table")
+                    a.difference
+                        .as_deref()
+                        .unwrap_or("no run produced a thermo table")
                 );
             }
             for f in &a.failures {
@@ -300,7 +341,11 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
 pub fn validation_text(res: &Results) -> String {
     let mut out = String::new();
     let passed = res.checks.iter().filter(|c| c.1).count();
-    let _ = writeln!(out, "validation runs (-c, every received byte checked): {passed}/{} passed", res.checks.len());
+    let _ = writeln!(
+        out,
+        "validation runs (-c, every received byte checked): {passed}/{} passed",
+        res.checks.len()
+    );
     for (what, ok) in &res.checks {
         let _ = writeln!(out, "  {} {what}", if *ok { "ok  " } else { "FAIL" });
     }
@@ -314,7 +359,9 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
     // raw: one line per measured value
     let mut raw = String::from("bench,metric,unit,mpi,variant,rep,size,value\n");
     for ((bn, mpi, v), runs) in &res.runs {
-        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else { continue };
+        let Some(b) = opts.benches.iter().find(|b| b.name == *bn) else {
+            continue;
+        };
         for (rep, t) in runs.iter().enumerate() {
             for (size, vals) in t {
                 for m in b.metrics {
@@ -347,7 +394,8 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
             for mpi in &opts.mpis {
                 let st = series(res, b, m, mpi, Variant::Stock);
                 let hp = series(res, b, m, mpi, Variant::Heapmpi);
-                let sizes: std::collections::BTreeSet<u64> = st.keys().chain(hp.keys()).copied().collect();
+                let sizes: std::collections::BTreeSet<u64> =
+                    st.keys().chain(hp.keys()).copied().collect();
                 for s in sizes {
                     let f = |x: Option<&Summary>| match x {
                         Some(x) => format!("{},{},{},{}", x.median, x.min, x.max, x.n),
@@ -393,8 +441,21 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
             let mut s = String::from("app,mpi,variant,rep,wall_s,loop_time_s,thermo_identical\n");
             for (v, walls) in &a.wall {
                 for (i, w) in walls.iter().enumerate() {
-                    let lt = a.loop_time.get(v).and_then(|x| x.get(i)).map_or(String::new(), |x| x.to_string());
-                    let _ = writeln!(s, "lammps-melt,{},{},{},{},{},{}", a.mpi, v.name(), i + 1, w, lt, a.identical);
+                    let lt = a
+                        .loop_time
+                        .get(v)
+                        .and_then(|x| x.get(i))
+                        .map_or(String::new(), |x| x.to_string());
+                    let _ = writeln!(
+                        s,
+                        "lammps-melt,{},{},{},{},{},{}",
+                        a.mpi,
+                        v.name(),
+                        i + 1,
+                        w,
+                        lt,
+                        a.identical
+                    );
                 }
             }
             fs::write(out.join("app.csv"), s)?;

@@ -46,11 +46,15 @@ pub fn have_command(cmd: &str) -> bool {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 pub fn cpu_count() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// The launcher arguments (without the launcher itself) for `ranks` ranks.
@@ -70,7 +74,10 @@ pub fn launch_args(mpi: &str, ranks: usize) -> Vec<String> {
         }
         _ => {
             a.extend(["-n".to_string(), ranks.to_string()]);
-            a.extend(["-bind-to".into(), if over { "none".into() } else { "core".into() }]);
+            a.extend([
+                "-bind-to".into(),
+                if over { "none".into() } else { "core".into() },
+            ]);
         }
     }
     a
@@ -123,9 +130,12 @@ impl Runner {
                 cmd.env_remove(&k);
             }
         }
-        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         if variant == Variant::Heapmpi {
-            cmd.env("HEAPMPI_MPI", mpi).env("HEAPMPI_STATS", "1").env("HEAPMPI_ROOT", &self.root);
+            cmd.env("HEAPMPI_MPI", mpi)
+                .env("HEAPMPI_STATS", "1")
+                .env("HEAPMPI_ROOT", &self.root);
         }
         self.spawn(cmd, log_name, cwd, variant == Variant::Heapmpi)
     }
@@ -158,7 +168,10 @@ impl Runner {
         cmd.current_dir(cwd.unwrap_or(&self.logs));
         // own process group, so a timeout can kill the launcher and its ranks
         cmd.process_group(0);
-        let _ = fs::write(self.logs.join(format!("{log_name}.cmd")), format!("{cmd_line}\n"));
+        let _ = fs::write(
+            self.logs.join(format!("{log_name}.cmd")),
+            format!("{cmd_line}\n"),
+        );
         let t0 = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -219,7 +232,16 @@ impl Runner {
                 }
             }
         }
-        Outcome { ok, error, stdout, stderr, secs, active_ranks, inactive, log: out_path }
+        Outcome {
+            ok,
+            error,
+            stdout,
+            stderr,
+            secs,
+            active_ranks,
+            inactive,
+            log: out_path,
+        }
     }
 }
 
@@ -227,7 +249,10 @@ impl Runner {
 fn signal(group: &str, pids: &[u32], sig: &str) {
     let mut args = vec![format!("-{sig}"), "--".to_string(), group.to_string()];
     args.extend(pids.iter().map(|p| p.to_string()));
-    let _ = Command::new("kill").args(&args).stderr(Stdio::null()).status();
+    let _ = Command::new("kill")
+        .args(&args)
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// All descendants of a process, from /proc/*/stat.
@@ -235,11 +260,21 @@ fn descendants(root: u32) -> Vec<u32> {
     let mut parent_of: Vec<(u32, u32)> = vec![];
     if let Ok(rd) = fs::read_dir("/proc") {
         for e in rd.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let Ok(stat) = fs::read_to_string(e.path().join("stat")) else { continue };
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
             // "pid (comm) state ppid ..." — comm may contain spaces and ')'
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
-            if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|x| x.parse::<u32>().ok()) {
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            if let Some(ppid) = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|x| x.parse::<u32>().ok())
+            {
                 parent_of.push((pid, ppid));
             }
         }
@@ -266,7 +301,9 @@ pub fn parse_table(stdout: &str) -> BTreeMap<u64, Vec<f64>> {
             continue;
         }
         let mut it = line.split_whitespace();
-        let Some(size) = it.next().and_then(|s| s.parse::<u64>().ok()) else { continue };
+        let Some(size) = it.next().and_then(|s| s.parse::<u64>().ok()) else {
+            continue;
+        };
         let vals: Option<Vec<f64>> = it.map(|v| v.parse::<f64>().ok()).collect();
         if let Some(vals) = vals {
             if !vals.is_empty() {

@@ -16,8 +16,17 @@ impl Summary {
         }
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        Some(Summary { median, min: v[0], max: v[n - 1], n })
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Summary {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n,
+        })
     }
 
     /// (max - min) / median, in percent.
