@@ -645,17 +645,11 @@ fn timing_run(
     let log = format!("{}-{}-{}-r{}", b.name, mpi, v.name(), rep + 1);
     let o = runner.run(mpi, v, ranks, &prog, &args, &log, None);
     let mut note = String::new();
-    if v == Variant::Heapmpi && o.ok && o.active_ranks < ranks {
-        note = format!("  (heapmpi active in {}/{} ranks!)", o.active_ranks, ranks);
-        res.heap_not_active.push(format!(
-            "{log}: heapmpi active in {}/{} ranks{}",
-            o.active_ranks,
-            ranks,
-            o.inactive
-                .first()
-                .map(|l| format!(": {l}"))
-                .unwrap_or_default()
-        ));
+    if v == Variant::Heapmpi && o.ok {
+        if let Some(why) = o.inactive_note(ranks) {
+            note = format!("  (heapmpi active in {}/{} ranks!)", o.active_ranks, ranks);
+            res.heap_not_active.push(format!("{log}: {why}"));
+        }
     }
     progress.end(&o, &note);
     if !o.ok {
@@ -715,17 +709,11 @@ fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, 
                     passed = false;
                     why = "no '# validation passed' line".into();
                 }
-                if passed && v == Variant::Heapmpi && o.active_ranks < ranks {
-                    passed = false;
-                    why = format!(
-                        "heapmpi active in {}/{} ranks{}",
-                        o.active_ranks,
-                        ranks,
-                        o.inactive
-                            .first()
-                            .map(|l| format!(": {l}"))
-                            .unwrap_or_default()
-                    );
+                if passed && v == Variant::Heapmpi {
+                    if let Some(note) = o.inactive_note(ranks) {
+                        passed = false;
+                        why = note;
+                    }
                 }
                 let note = if o.ok && !passed {
                     format!("  FAILED: {why}")

@@ -76,6 +76,17 @@ struct Curve {
     bars: bool,
 }
 
+impl Curve {
+    /// The stroke this curve is drawn with (in the chart and the legend).
+    fn style(&self) -> ShapeStyle {
+        ShapeStyle {
+            color: self.color.to_rgba(),
+            filled: false,
+            stroke_width: self.width,
+        }
+    }
+}
+
 pub fn all(
     opts: &Opts,
     res: &Results,
@@ -336,11 +347,7 @@ fn draw<DB: DrawingBackend>(
         if c.points.is_empty() {
             continue;
         }
-        let style = ShapeStyle {
-            color: c.color.to_rgba(),
-            filled: false,
-            stroke_width: c.width,
-        };
+        let style = c.style();
         let line_pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.0, p.1)).collect();
         match c.line {
             Line::Solid => {
@@ -409,11 +416,7 @@ fn draw<DB: DrawingBackend>(
         if c.points.is_empty() {
             continue;
         }
-        let style = ShapeStyle {
-            color: c.color.to_rgba(),
-            filled: false,
-            stroke_width: c.width,
-        };
+        let style = c.style();
         let (a, z) = (x0, x0 + 44);
         match c.line {
             Line::Solid => {

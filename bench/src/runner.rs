@@ -103,6 +103,24 @@ pub struct Outcome {
     pub log: PathBuf,
 }
 
+impl Outcome {
+    /// For a heapmpi run in which not every rank had the shared heap:
+    /// "heapmpi active in a/n ranks: <first inactive line>".
+    pub fn inactive_note(&self, ranks: usize) -> Option<String> {
+        (self.active_ranks < ranks).then(|| {
+            format!(
+                "heapmpi active in {}/{} ranks{}",
+                self.active_ranks,
+                ranks,
+                self.inactive
+                    .first()
+                    .map(|l| format!(": {l}"))
+                    .unwrap_or_default()
+            )
+        })
+    }
+}
+
 impl Runner {
     /// Run `program args` on `ranks` ranks of `mpi`, stock or under heapmpi.
     /// `cwd` is the working directory (default: the logs directory).
