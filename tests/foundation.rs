@@ -401,3 +401,38 @@ unrelated line shared_allocs=99
     assert_eq!(stats_rank("heapmpi[rank 5 pid 7]: active"), Some(5));
     assert_eq!(stats_rank("heapmpi[node0]: active"), None);
 }
+
+/// Python loads the MPI library privately (RTLD_LOCAL, through the mpi4py
+/// extension); heapmpi must still intercept `MPI_Init_thread` and share the
+/// heap. Debian's mpi4py is built for Open MPI and Debian's python3.
+#[test]
+fn python_mpi4py_ranks_share_the_heap() {
+    let python = std::path::Path::new("/usr/bin/python3");
+    let has_mpi4py = python.exists()
+        && Command::new(python)
+            .args(["-c", "import mpi4py"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+    if !has_mpi4py || !available_flavours().contains(&Flavour::OpenMpi) {
+        eprintln!("SKIP: python_mpi4py_ranks_share_the_heap: no mpi4py for /usr/bin/python3 or no Open MPI");
+        return;
+    }
+    ensure_library(Flavour::OpenMpi).unwrap();
+    let mut fl = Failures::new();
+    for n in [2, 4] {
+        let mut cmd = Command::new(repo_root().join("wrappers/heapmpirun"));
+        cmd.args(["-np", &n.to_string()])
+            .arg(python)
+            .arg(repo_root().join("tests/py/share_pointers.py"))
+            .current_dir(repo_root());
+        clean_env(&mut cmd);
+        cmd.env("HEAPMPI_MPI", "openmpi").env("HEAPMPI_STATS", "1");
+        let case = format!("python share_pointers openmpi preload np={n}");
+        fl.record(&case, run_command(cmd, job_timeout()), |o| {
+            check_ok(o, &["python ranks see rank 0's malloc: True".to_string()])?;
+            check_status_lines(o, n, HeapState::Active)
+        });
+    }
+    fl.finish("python_mpi4py_ranks_share_the_heap");
+}
