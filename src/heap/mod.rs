@@ -117,10 +117,14 @@ pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: B
     ACTIVE.store(true, Ordering::Release);
 }
 
-/// Set while a `fork` of an active process is in progress: the prepare
-/// handler takes it (so concurrent forks from several threads do not share
-/// the pipe below) and the parent handler releases it. Acquire/Release make
-/// the pipe descriptors written by one fork visible to the next.
+/// Held from the prepare handler to the parent handler of every `fork` (the
+/// child handler releases the child's copy), so
+/// concurrent forks from several threads do not share the pipe below. Taken
+/// whether or not the heap is active (one uncontended CAS per fork): if it
+/// depended on the heap being active, `MPI_Init` in another thread between
+/// the two handlers would make the parent release a lock it never took.
+/// Acquire/Release make the pipe descriptors written by one fork visible to
+/// the next.
 static FORK_BUSY: AtomicBool = AtomicBool::new(false);
 /// The pipe the child uses to tell the parent its snapshot is made
 /// (`[read, write]`, -1 when unused). Only touched by the thread that holds
@@ -129,14 +133,14 @@ static FORK_PIPE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 
 /// `pthread_atfork` prepare handler.
 pub fn fork_prepare() {
-    if !is_active() {
-        return;
-    }
     while FORK_BUSY
         .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
         .is_err()
     {
         std::thread::yield_now();
+    }
+    if !is_active() {
+        return;
     }
     let mut fds = [-1; 2];
     // SAFETY: `fds` is a valid out-array of two ints.
@@ -147,11 +151,9 @@ pub fn fork_prepare() {
 }
 
 /// `pthread_atfork` parent handler: waits until the child has taken its
-/// snapshot (or died), then lets other forks proceed.
+/// snapshot (or died), if there is one to take, then lets other forks
+/// proceed.
 pub fn fork_parent() {
-    if !is_active() {
-        return;
-    }
     let (r, w) = (
         FORK_PIPE[0].swap(-1, Ordering::Relaxed),
         FORK_PIPE[1].swap(-1, Ordering::Relaxed),
@@ -174,6 +176,10 @@ pub fn fork_parent() {
 /// Relaxed stores are visible to everything it does next): private
 /// snapshot of the region, then the parent's heap becomes foreign memory.
 pub fn fork_child() {
+    // The child's copy of the fork lock was taken by the thread that forked,
+    // which is the child's only thread: release it, or the child's own
+    // forks would wait for it forever.
+    FORK_BUSY.store(false, Ordering::Relaxed);
     if !ACTIVE.load(Ordering::Relaxed) {
         return;
     }
@@ -278,26 +284,40 @@ fn count_glibc(p: *mut u8, size: usize) -> *mut u8 {
     p
 }
 
+/// Serves a request from the shared heap if it is active (`shared`), else
+/// or on failure from glibc (`glibc`), and counts it on the side it came from.
+/// Always inlined: it sits on `malloc`'s fast path, and the closures must
+/// dissolve into the caller.
+#[inline(always)]
+fn shared_or_glibc(
+    size: usize,
+    shared: impl FnOnce() -> *mut u8,
+    glibc: impl FnOnce() -> *mut u8,
+) -> *mut u8 {
+    if is_active() {
+        let p = shared();
+        if !p.is_null() {
+            return count_shared(p, size);
+        }
+        return fallback(glibc(), size);
+    }
+    count_glibc(glibc(), size)
+}
+
 /// `malloc`.
 #[inline]
 pub fn malloc(size: usize) -> *mut u8 {
-    if is_active() {
-        let p = if size <= tcache::MAX_REQUEST {
-            match tcache::pop(size) {
-                Some(p) => p,
-                None => refill(size),
+    shared_or_glibc(
+        size,
+        || {
+            if size <= tcache::MAX_REQUEST {
+                tcache::pop(size).unwrap_or_else(|| refill(size))
+            } else {
+                shared_alloc(MIN_ALIGN, size, false)
             }
-        } else {
-            shared_alloc(MIN_ALIGN, size, false)
-        };
-        if !p.is_null() {
-            stats::SHARED_ALLOCS.add(1);
-            stats::SHARED_BYTES.add(size as u64);
-            return p;
-        }
-        return fallback(glibc::malloc(size), size);
-    }
-    count_glibc(glibc::malloc(size), size)
+        },
+        || glibc::malloc(size),
+    )
 }
 
 /// The thread cache had no block for `size`: take [`tcache::REFILL`] blocks
@@ -320,7 +340,7 @@ fn refill(size: usize) -> *mut u8 {
         // SAFETY: fresh blocks of this rank's instance, owned by nobody else.
         unsafe {
             if !tcache::push(p, arena::chunk_size(p)) {
-                free_to_dlmalloc(p);
+                free_to_pool(p);
             }
         }
     }
@@ -333,14 +353,11 @@ pub fn calloc(nmemb: usize, size: usize) -> *mut u8 {
         crate::sys::set_errno(libc::ENOMEM);
         return core::ptr::null_mut();
     };
-    if is_active() {
-        let p = shared_alloc(MIN_ALIGN, total, true);
-        if !p.is_null() {
-            return count_shared(p, total);
-        }
-        return fallback(glibc::calloc(nmemb, size), total);
-    }
-    count_glibc(glibc::calloc(nmemb, size), total)
+    shared_or_glibc(
+        total,
+        || shared_alloc(MIN_ALIGN, total, true),
+        || glibc::calloc(nmemb, size),
+    )
 }
 
 /// `memalign` with glibc's argument handling: alignments up to 16 give plain
@@ -356,14 +373,11 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
         crate::sys::set_errno(libc::EINVAL);
         return core::ptr::null_mut();
     };
-    if is_active() {
-        let p = shared_alloc(align, size, false);
-        if !p.is_null() {
-            return count_shared(p, size);
-        }
-        return fallback(glibc::memalign(align, size), size);
-    }
-    count_glibc(glibc::memalign(align, size), size)
+    shared_or_glibc(
+        size,
+        || shared_alloc(align, size, false),
+        || glibc::memalign(align, size),
+    )
 }
 
 /// `posix_memalign`: EINVAL unless `align` is a power of two multiple of
@@ -461,7 +475,7 @@ unsafe fn free_with_bin(p: *mut u8, chunk: usize) {
 ///
 /// # Safety
 /// `p` is a live block of this rank's pool.
-unsafe fn free_to_dlmalloc(p: *mut u8) {
+unsafe fn free_to_pool(p: *mut u8) {
     let mut pl = pool();
     // SAFETY: forwarded from the caller.
     unsafe { pl.free(p) };

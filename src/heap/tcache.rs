@@ -184,7 +184,7 @@ pub fn flush() {
                 // SAFETY: `p` is a cached block; read the link before freeing.
                 let next = unsafe { p.cast::<*mut u8>().read() };
                 // SAFETY: cached blocks belong to this rank's instance.
-                unsafe { super::free_to_dlmalloc(p) };
+                unsafe { super::free_to_pool(p) };
                 p = next;
             }
         }

@@ -139,6 +139,7 @@ pub fn after_init() {
     // Agree on the switches first: if any rank is disabled, all are.
     let tns = cfg.test_node_size.unwrap_or(0).min(i32::MAX as usize) as i32;
     let mut sw = [cfg.disable as i32, tns];
+    // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
     if world_rank == 0 {
         for p in &cfg.problems {
@@ -155,6 +156,7 @@ pub fn after_init() {
         return;
     }
 
+    // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let mut node: ffi::MPI_Comm = unsafe { ffi::RSMPI_COMM_NULL };
     // SAFETY: MPI is initialised; `node` receives a new communicator.
     let rc = unsafe {
