@@ -5,6 +5,12 @@
 //! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI | off |
 //! | `HEAPMPI_HEAP_SIZE` | shared-heap part per node-local rank (bytes, or with K/M/G/T) | 64G |
 //! | `HEAPMPI_STATS=1` | per-rank report on stderr at `MPI_Finalize` | off |
+//! | `HEAPMPI_P2P=0` | keep the shared heap but send point-to-point through the real MPI | on |
+//! | `HEAPMPI_IMMEDIATE_MAX` | largest message sent inline with its header (immediate protocol) | 2K |
+//! | `HEAPMPI_SYNERGY_MIN` | smallest message the sender helps copy (synergistic protocol) | 256K |
+//! | `HEAPMPI_BLOCK_SIZE` | block size of the synergistic copy | 128K |
+//! | `HEAPMPI_EAGER_MAX` | largest standard send buffered when its receiver is late | 64K |
+//! | `HEAPMPI_QUEUE` | global queue: `lockfree` or `lock` | lockfree |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -24,6 +30,17 @@ pub const MIN_HEAP_SIZE: usize = 256 << 10;
 /// Largest accepted part.
 pub const MAX_HEAP_SIZE: usize = 16 << 40;
 
+/// Default of `HEAPMPI_IMMEDIATE_MAX`.
+pub const DEFAULT_IMMEDIATE_MAX: usize = 2 << 10;
+/// Largest accepted `HEAPMPI_IMMEDIATE_MAX` (the header pool's largest class).
+pub const MAX_IMMEDIATE: usize = (128 << 10) - 64;
+/// Default of `HEAPMPI_SYNERGY_MIN`.
+pub const DEFAULT_SYNERGY_MIN: usize = 256 << 10;
+/// Default of `HEAPMPI_BLOCK_SIZE`.
+pub const DEFAULT_BLOCK_SIZE: usize = 128 << 10;
+/// Default of `HEAPMPI_EAGER_MAX`.
+pub const DEFAULT_EAGER_MAX: usize = 64 << 10;
+
 /// The settings heapmpi runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -33,6 +50,19 @@ pub struct Config {
     pub heap_size: usize,
     /// Print per-rank statistics at `MPI_Finalize` (`HEAPMPI_STATS`).
     pub stats: bool,
+    /// Point-to-point through heapmpi (`HEAPMPI_P2P`).
+    pub p2p: bool,
+    /// Largest inline payload (`HEAPMPI_IMMEDIATE_MAX`).
+    pub immediate_max: usize,
+    /// Smallest synergistic message (`HEAPMPI_SYNERGY_MIN`).
+    pub synergy_min: usize,
+    /// Synergistic block size (`HEAPMPI_BLOCK_SIZE`).
+    pub block_size: usize,
+    /// Largest standard send staged when its receiver is late
+    /// (`HEAPMPI_EAGER_MAX`).
+    pub eager_max: usize,
+    /// Lock-free global queue (`HEAPMPI_QUEUE=lockfree`, default) or locked.
+    pub queue_lockfree: bool,
     /// Test only: group world ranks into pretend nodes of this size.
     pub test_node_size: Option<usize>,
     /// Test only: how many proposed addresses one rank pretends to have in use.
@@ -47,6 +77,12 @@ impl Default for Config {
             disable: false,
             heap_size: DEFAULT_HEAP_SIZE,
             stats: false,
+            p2p: true,
+            immediate_max: DEFAULT_IMMEDIATE_MAX,
+            synergy_min: DEFAULT_SYNERGY_MIN,
+            block_size: DEFAULT_BLOCK_SIZE,
+            eager_max: DEFAULT_EAGER_MAX,
+            queue_lockfree: true,
             test_node_size: None,
             test_addr_conflicts: 0,
             problems: Vec::new(),
@@ -103,6 +139,35 @@ impl Config {
                 Some(n) => c.heap_size = n.clamp(MIN_HEAP_SIZE, MAX_HEAP_SIZE),
                 None => c.problems.push(format!(
                     "HEAPMPI_HEAP_SIZE={v:?} is not a size (examples: 1073741824, 512M, 2G); using the default"
+                )),
+            }
+        }
+        if let Some(v) = get("HEAPMPI_P2P") {
+            c.p2p = v.trim().is_empty() || flag(Some(&v));
+        }
+        let mut size_var = |name: &str, slot: &mut usize, lo: usize, hi: usize| {
+            if let Some(v) = get(name) {
+                match parse_size(&v) {
+                    Some(n) => *slot = n.clamp(lo, hi),
+                    None => c.problems.push(format!(
+                        "{name}={v:?} is not a size (examples: 4096, 64K, 1M); using the default"
+                    )),
+                }
+            }
+        };
+        let (mut imm, mut syn, mut blk, mut eager) =
+            (c.immediate_max, c.synergy_min, c.block_size, c.eager_max);
+        size_var("HEAPMPI_IMMEDIATE_MAX", &mut imm, 0, MAX_IMMEDIATE);
+        size_var("HEAPMPI_SYNERGY_MIN", &mut syn, 0, usize::MAX);
+        size_var("HEAPMPI_BLOCK_SIZE", &mut blk, 4096, 1 << 30);
+        size_var("HEAPMPI_EAGER_MAX", &mut eager, 0, usize::MAX);
+        (c.immediate_max, c.synergy_min, c.block_size, c.eager_max) = (imm, syn, blk, eager);
+        if let Some(v) = get("HEAPMPI_QUEUE") {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "lockfree" | "lock-free" | "" => c.queue_lockfree = true,
+                "lock" | "locked" => c.queue_lockfree = false,
+                _ => c.problems.push(format!(
+                    "HEAPMPI_QUEUE={v:?} is not 'lockfree' or 'lock'; using lockfree"
                 )),
             }
         }

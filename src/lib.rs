@@ -17,6 +17,7 @@ pub mod config;
 pub mod ffi;
 pub mod heap;
 pub mod mpi;
+pub mod p2p;
 pub mod stats;
 pub mod sys;
 

@@ -53,6 +53,62 @@ pub static FOREIGN_FREES: Counter = Counter::new();
 /// `realloc` calls that moved a block between glibc and the shared heap.
 pub static MIGRATIONS: Counter = Counter::new();
 
+/// Immediate-protocol messages sent (payload inline with the header).
+pub static P2P_IMMEDIATE: Counter = Counter::new();
+/// Their bytes.
+pub static P2P_IMMEDIATE_BYTES: Counter = Counter::new();
+/// Single-copy messages sent.
+pub static P2P_SINGLE: Counter = Counter::new();
+/// Their bytes.
+pub static P2P_SINGLE_BYTES: Counter = Counter::new();
+/// Synergistic messages sent.
+pub static P2P_SYNERGY: Counter = Counter::new();
+/// Their bytes.
+pub static P2P_SYNERGY_BYTES: Counter = Counter::new();
+/// Received synergistic messages the sender helped copy.
+pub static P2P_HELPED_MSGS: Counter = Counter::new();
+/// Blocks the senders copied in those.
+pub static P2P_HELPED_BLOCKS: Counter = Counter::new();
+/// Sends whose buffer was outside the shared heap (or non-contiguous, or
+/// buffered mode), copied to a shared staging buffer first.
+pub static P2P_STAGED: Counter = Counter::new();
+/// Standard sends staged because the receiver was late (stage-on-stall).
+pub static P2P_STALL_STAGED: Counter = Counter::new();
+/// Sends read by the receiver with process_vm_readv (shared heap full).
+pub static P2P_CMA: Counter = Counter::new();
+/// Calls to the real MPI because the peer is on another node.
+pub static P2P_REAL_REMOTE: Counter = Counter::new();
+/// Calls to the real MPI on a communicator heapmpi does not know
+/// (inter-communicators, ones made by calls it does not see).
+pub static P2P_REAL_UNKNOWN: Counter = Counter::new();
+/// Wildcard receives served by the real MPI (a message from another node).
+pub static P2P_WILDCARD_REAL: Counter = Counter::new();
+
+/// Writes the point-to-point part of the report.
+pub fn write_p2p(w: &mut impl core::fmt::Write, headers_live: u64) -> core::fmt::Result {
+    write!(
+        w,
+        " p2p: immediate={}/{}B single={}/{}B synergistic={}/{}B helped={}/{}blocks \
+         staged={} stall_staged={} cma={} real_remote={} real_unknown_comm={} \
+         wildcard_real={} headers_live={}",
+        P2P_IMMEDIATE.get(),
+        P2P_IMMEDIATE_BYTES.get(),
+        P2P_SINGLE.get(),
+        P2P_SINGLE_BYTES.get(),
+        P2P_SYNERGY.get(),
+        P2P_SYNERGY_BYTES.get(),
+        P2P_HELPED_MSGS.get(),
+        P2P_HELPED_BLOCKS.get(),
+        P2P_STAGED.get(),
+        P2P_STALL_STAGED.get(),
+        P2P_CMA.get(),
+        P2P_REAL_REMOTE.get(),
+        P2P_REAL_UNKNOWN.get(),
+        P2P_WILDCARD_REAL.get(),
+        headers_live,
+    )
+}
+
 /// Turns counting on or off.
 pub fn enable(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);

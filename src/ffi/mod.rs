@@ -43,3 +43,4 @@ macro_rules! c_exports {
 
 pub mod malloc;
 pub mod mpi;
+pub mod p2p;

@@ -268,6 +268,31 @@ fn shared_alloc(align: usize, size: usize, zero: bool) -> *mut u8 {
     b
 }
 
+/// Allocates `size` bytes aligned to `align` from this rank's part of the
+/// shared heap only (for message headers and staging buffers, which other
+/// ranks must be able to read). Null if the heap is inactive or full; never
+/// falls back to glibc and never warns. Free with [`free`].
+pub fn alloc_shared(align: usize, size: usize) -> *mut u8 {
+    if !is_active() {
+        return core::ptr::null_mut();
+    }
+    let p = shared_alloc(align.max(MIN_ALIGN), size.max(1), false);
+    if !p.is_null() {
+        count_shared(p, size);
+    }
+    p
+}
+
+/// Whether `[p, p + len)` lies inside the shared region (any rank's part),
+/// i.e. every local rank can read it at the same address.
+#[inline]
+pub fn in_region(p: *const u8, len: usize) -> bool {
+    let a = p as usize;
+    a >= REGION_LO.load(Ordering::Relaxed)
+        && a.checked_add(len)
+            .is_some_and(|e| e <= REGION_HI.load(Ordering::Relaxed))
+}
+
 #[inline]
 fn count_shared(p: *mut u8, size: usize) -> *mut u8 {
     stats::SHARED_ALLOCS.add(1);

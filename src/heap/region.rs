@@ -58,6 +58,19 @@ pub const MIN_SHRUNK_PART: usize = 64 << 20;
 /// Local attempts by a proposer to find a free candidate in its own space.
 const LOCAL_TRIES: u32 = 64;
 
+/// Offset of the point-to-point mailboxes (one per local rank, see
+/// `p2p::queue::Mailbox`) in the node header area.
+pub const MAILBOX_OFFSET: usize = 4096;
+/// Bytes per mailbox.
+pub const MAILBOX_SIZE: usize = 256;
+
+/// Bytes of the header area committed at set-up: the node header and the
+/// mailboxes (zero-filled by the kernel, which is an empty mailbox).
+pub fn control_bytes(nlocal: usize) -> usize {
+    let ps = sys::page_size();
+    (MAILBOX_OFFSET + nlocal * MAILBOX_SIZE).div_ceil(ps) * ps
+}
+
 /// `NodeHeader::magic`: "heapmpi1".
 pub const MAGIC: u64 = u64::from_le_bytes(*b"heapmpi1");
 
@@ -416,7 +429,7 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
     let map_err = mapped.err();
     let mut header_err = None;
     if me == 0 && map_err.is_none() {
-        match shm::commit(fd, 0, sys::page_size()) {
+        match shm::commit(fd, 0, control_bytes(n)) {
             Ok(()) => {
                 // SAFETY: the first page is mapped and committed, and no other
                 // rank reads it before the barrier below.

@@ -211,6 +211,9 @@ pub fn after_init() {
                 file_base: r.base,
             },
         );
+        if let Some(Comm(node)) = out.node_comm {
+            crate::p2p::start(r, node);
+        }
     }
 
     // One warning per job: the lowest world rank whose node failed (or had
@@ -245,8 +248,12 @@ fn finish(out: InitOutcome) {
 
 /// Runs before the real `PMPI_Finalize`.
 pub fn before_finalize() {
+    let headers_live = match outcome().and_then(|o| o.node_comm) {
+        Some(Comm(node)) => crate::p2p::before_finalize(node),
+        None => 0,
+    };
     if config::get().stats {
-        report();
+        report(headers_live);
     }
     if let Some(o) = outcome() {
         if let Some(Comm(mut c)) = o.node_comm {
@@ -258,9 +265,14 @@ pub fn before_finalize() {
 }
 
 /// Writes this rank's `HEAPMPI_STATS` line to stderr.
-pub fn report() {
+pub fn report(headers_live: u64) {
     let mut line = LineBuf::new();
     let _ = write_report(&mut line);
+    if crate::p2p::engine::enabled() {
+        let _ = stats::write_p2p(&mut line, headers_live);
+    } else {
+        let _ = line.write_str(" p2p: off");
+    }
     let _ = line.write_str("\n");
     line.emit();
 }

@@ -9,7 +9,7 @@ use core::fmt;
 
 /// A fixed-capacity text buffer; output past the capacity is dropped.
 pub struct LineBuf {
-    buf: [u8; 1024],
+    buf: [u8; 2048],
     len: usize,
 }
 
@@ -17,7 +17,7 @@ impl LineBuf {
     /// An empty buffer.
     pub const fn new() -> LineBuf {
         LineBuf {
-            buf: [0; 1024],
+            buf: [0; 2048],
             len: 0,
         }
     }

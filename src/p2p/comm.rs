@@ -1,0 +1,219 @@
+//! Who is local, per communicator.
+//!
+//! Every intra-communicator created through a call heapmpi intercepts
+//! (`MPI_COMM_WORLD` and `MPI_COMM_SELF` at init; `Comm_dup`, `Comm_split`,
+//! `Comm_create`, ... afterwards, see `api::comm_created`) gets a
+//! [`CommInfo`] cached as an MPI attribute: an id agreed by all its members
+//! (messages carry it, since handles differ between processes) and, for each
+//! rank in it, the node-local index of that process or [`NOT_LOCAL`]. The
+//! attribute's delete callback frees it, so `MPI_Comm_free` needs no
+//! interception. A communicator without the attribute (an inter-communicator,
+//! or one made by a call heapmpi does not see, such as `MPI_Comm_idup`) is
+//! unknown to heapmpi on every member alike, and all its traffic goes to the
+//! real MPI.
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use mpi_sys as ffi;
+
+use super::handle::RawHandle;
+
+/// `CommInfo::local` entry for a process on another node.
+pub const NOT_LOCAL: u32 = u32::MAX;
+
+/// What heapmpi knows about one communicator.
+pub struct CommInfo {
+    /// Agreed id, carried by every message on the communicator.
+    pub id: u64,
+    /// This process's rank in it.
+    pub rank: i32,
+    /// Its size.
+    pub size: i32,
+    /// For each rank: node-local index (rank in the node communicator), or
+    /// [`NOT_LOCAL`].
+    pub local: Box<[u32]>,
+    /// How many ranks are on other nodes.
+    pub n_remote: u32,
+}
+
+impl CommInfo {
+    /// Node-local index of `rank`, if it shares this node.
+    #[inline]
+    pub fn local_index(&self, rank: i32) -> Option<u32> {
+        let l = *self.local.get(rank as usize)?;
+        (l != NOT_LOCAL).then_some(l)
+    }
+}
+
+/// Id of `MPI_COMM_WORLD` (agreed ids have the top bit set).
+pub const WORLD_ID: u64 = 1;
+/// Id of `MPI_COMM_SELF`.
+pub const SELF_ID: u64 = 2;
+
+/// The attribute key (`MPI_KEYVAL_INVALID` until init). Written once at init
+/// by the thread that calls `MPI_Init`, before any communication; Relaxed is
+/// enough because every later reader learned of initialisation through MPI
+/// (which synchronises).
+static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
+
+extern "C" fn copy_attr(
+    _old: ffi::MPI_Comm,
+    _key: c_int,
+    _extra: *mut c_void,
+    _in: *mut c_void,
+    _out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // Never copied: a duplicate gets its own info from `comm_created`.
+    // SAFETY: MPI passes a valid flag pointer.
+    unsafe { *flag = 0 };
+    0
+}
+
+extern "C" fn delete_attr(
+    comm: ffi::MPI_Comm,
+    _key: c_int,
+    val: *mut c_void,
+    _extra: *mut c_void,
+) -> c_int {
+    super::engine::forget_comm(comm.0.to_bits());
+    // SAFETY: `val` is the Box<CommInfo> leaked by `attach`, deleted once
+    // (MPI calls the delete callback exactly once per attribute).
+    drop(unsafe { Box::from_raw(val as *mut CommInfo) });
+    0
+}
+
+/// Creates the keyval; called once at init.
+pub fn init_keyval() -> bool {
+    let mut k: c_int = 0;
+    // SAFETY: valid callbacks and out-pointer.
+    let rc = unsafe {
+        ffi::PMPI_Comm_create_keyval(
+            Some(copy_attr),
+            Some(delete_attr),
+            &mut k,
+            core::ptr::null_mut(),
+        )
+    };
+    if rc == 0 {
+        KEYVAL.store(k, Ordering::Relaxed);
+    }
+    rc == 0
+}
+
+/// The cached info of `comm`, if heapmpi knows it.
+pub fn lookup(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
+    let k = KEYVAL.load(Ordering::Relaxed);
+    if k == i32::MIN {
+        return None;
+    }
+    let mut val: *mut c_void = core::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: out-pointers valid; `comm` was checked non-null by the caller
+    // (an invalid handle is the caller's error, as with the real call).
+    let rc = unsafe {
+        ffi::PMPI_Comm_get_attr(comm, k, (&mut val as *mut *mut c_void).cast(), &mut flag)
+    };
+    if rc != 0 || flag == 0 || val.is_null() {
+        return None;
+    }
+    // SAFETY: our attribute values are leaked Box<CommInfo>s that live until
+    // the delete callback, which runs at MPI_Comm_free; MPI forbids using a
+    // handle after freeing it, and pending operations keep only the id.
+    Some(unsafe { &*(val as *const CommInfo) })
+}
+
+/// The node communicator's group, for translating ranks.
+fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> {
+    let (mut rank, mut size) = (0, 0);
+    // SAFETY: `comm` and `node` are valid intra-communicators; out-pointers
+    // are valid; the groups are freed below.
+    unsafe {
+        if ffi::PMPI_Comm_rank(comm, &mut rank) != 0 || ffi::PMPI_Comm_size(comm, &mut size) != 0 {
+            return None;
+        }
+        let mut g = ffi::RSMPI_GROUP_NULL;
+        let mut ng = ffi::RSMPI_GROUP_NULL;
+        ffi::PMPI_Comm_group(comm, &mut g);
+        ffi::PMPI_Comm_group(node, &mut ng);
+        let ranks: Vec<c_int> = (0..size).collect();
+        let mut out = vec![0 as c_int; size as usize];
+        let rc = ffi::PMPI_Group_translate_ranks(g, size, ranks.as_ptr(), ng, out.as_mut_ptr());
+        ffi::PMPI_Group_free(&mut g);
+        ffi::PMPI_Group_free(&mut ng);
+        if rc != 0 {
+            return None;
+        }
+        let undefined = ffi::RSMPI_UNDEFINED;
+        let local: Box<[u32]> = out
+            .iter()
+            .map(|&r| {
+                if r == undefined || r < 0 {
+                    NOT_LOCAL
+                } else {
+                    r as u32
+                }
+            })
+            .collect();
+        let n_remote = local.iter().filter(|&&l| l == NOT_LOCAL).count() as u32;
+        Some(CommInfo {
+            id,
+            rank,
+            size,
+            local,
+            n_remote,
+        })
+    }
+}
+
+fn attach(comm: ffi::MPI_Comm, info: CommInfo) {
+    let k = KEYVAL.load(Ordering::Relaxed);
+    let p = Box::into_raw(Box::new(info));
+    // SAFETY: valid communicator and keyval; the value is freed by
+    // `delete_attr`.
+    let rc = unsafe { ffi::PMPI_Comm_set_attr(comm, k, p.cast()) };
+    if rc != 0 {
+        // SAFETY: not attached, still ours.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+/// Registers a predefined communicator with a fixed id (init only).
+pub fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
+    if let Some(info) = build(comm, node, id) {
+        attach(comm, info);
+    }
+}
+
+/// Registers a communicator just created by an intercepted call. Collective
+/// over `comm`: the members agree on a random 63-bit id (the largest
+/// proposal), so two communicators sharing two processes get the same id
+/// only with probability 2^-63.
+pub fn register_new(comm: ffi::MPI_Comm, node: ffi::MPI_Comm) {
+    let mut inter: c_int = 0;
+    // SAFETY: valid communicator, valid out-pointer.
+    if unsafe { ffi::PMPI_Comm_test_inter(comm, &mut inter) } != 0 || inter != 0 {
+        return;
+    }
+    let mine: u64 = crate::sys::random_u64() | (1 << 63);
+    let mut id: u64 = 0;
+    // SAFETY: one u64 each way; every member of `comm` calls this right
+    // after the same creating call (it is collective over them).
+    let rc = unsafe {
+        ffi::PMPI_Allreduce(
+            (&mine as *const u64).cast(),
+            (&mut id as *mut u64).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            ffi::RSMPI_MAX,
+            comm,
+        )
+    };
+    if rc != 0 {
+        return;
+    }
+    if let Some(info) = build(comm, node, id) {
+        attach(comm, info);
+    }
+}

@@ -1,0 +1,202 @@
+//! Datatypes: which buffers are one contiguous run of bytes, and packing the
+//! others.
+//!
+//! A message travels in the MPI library's native packed representation
+//! (`MPI_Pack`), which on one node is the raw bytes of the basic elements in
+//! type-map order. A predefined datatype whose size equals its extent (no
+//! holes, as with `MPI_INT` but not `MPI_DOUBLE_INT`) is copied with
+//! `memcpy`; everything else is packed by the sender and unpacked by the
+//! receiver with the real MPI's `PMPI_Pack`/`PMPI_Unpack`, which handle every
+//! derived type, `MPI_BOTTOM` with absolute addresses included.
+
+use core::ffi::c_int;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use mpi_sys as ffi;
+
+use super::handle::RawHandle;
+
+/// What a send or receive needs to know about its datatype.
+#[derive(Clone, Copy, Debug)]
+pub struct Dt {
+    /// The elements are one dense run starting at the buffer address.
+    pub contig: bool,
+    /// Bytes of data per element (`MPI_Type_size`).
+    pub size: usize,
+}
+
+/// `MPI_COMBINER_NAMED` of the MPI in use (learned at init; MPICH and Open
+/// MPI give it different values). Written once at init, before any
+/// communication: Relaxed is enough (MPI_Init synchronises).
+static NAMED: AtomicI32 = AtomicI32::new(i32::MIN);
+
+/// Learns the MPI's value of `MPI_COMBINER_NAMED`.
+pub fn init() {
+    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
+    // SAFETY: a predefined datatype, valid out-pointers.
+    if unsafe {
+        ffi::PMPI_Type_get_envelope(ffi::RSMPI_INT32_T, &mut ni, &mut na, &mut nd, &mut comb)
+    } == 0
+    {
+        NAMED.store(comb, Ordering::Relaxed);
+    }
+}
+
+const CACHE: usize = 8;
+
+thread_local! {
+    /// Recently seen predefined datatypes (handle, size, contiguous).
+    /// Predefined handles never change meaning, so entries never go stale;
+    /// derived types are not cached (their handles are reused after free).
+    static RECENT: Cell<[(usize, u32, bool); CACHE]> = const { Cell::new([(0, 0, false); CACHE]) };
+}
+
+/// The datatype's [`Dt`], or `None` if it is not a valid datatype (the
+/// caller then lets the real MPI report the error).
+pub fn info(dt: ffi::MPI_Datatype) -> Option<Dt> {
+    let bits = dt.0.to_bits();
+    let hit = RECENT.with(|c| {
+        c.get()
+            .iter()
+            .find(|e| e.0 == bits && bits != 0)
+            .map(|e| Dt {
+                contig: e.2,
+                size: e.1 as usize,
+            })
+    });
+    if hit.is_some() {
+        return hit;
+    }
+    // SAFETY: reading an MPI constant.
+    if dt == unsafe { ffi::RSMPI_DATATYPE_NULL } {
+        return None;
+    }
+    let mut size: c_int = 0;
+    // SAFETY: an MPI handle and a valid out-pointer; an invalid handle gives
+    // an error code (heapmpi then defers to the real call).
+    if unsafe { ffi::PMPI_Type_size(dt, &mut size) } != 0 || size < 0 {
+        return None;
+    }
+    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
+    // SAFETY: as above.
+    if unsafe { ffi::PMPI_Type_get_envelope(dt, &mut ni, &mut na, &mut nd, &mut comb) } != 0 {
+        return None;
+    }
+    let named = comb == NAMED.load(Ordering::Relaxed);
+    let mut contig = false;
+    if named {
+        let (mut lb, mut ext, mut tlb, mut text): (
+            ffi::MPI_Aint,
+            ffi::MPI_Aint,
+            ffi::MPI_Aint,
+            ffi::MPI_Aint,
+        ) = (0, 0, 0, 0);
+        // SAFETY: valid datatype and out-pointers.
+        unsafe {
+            ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+            ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
+        }
+        contig = lb == 0 && tlb == 0 && ext == size as ffi::MPI_Aint && text == ext;
+        RECENT.with(|c| {
+            let mut a = c.get();
+            a.rotate_right(1);
+            a[0] = (bits, size as u32, contig);
+            c.set(a);
+        });
+    }
+    Some(Dt {
+        contig,
+        size: size as usize,
+    })
+}
+
+/// Bytes `count` elements of `dt` occupy when packed.
+pub fn packed_size(count: c_int, dt: &Dt) -> usize {
+    count as usize * dt.size
+}
+
+/// Packs `count` elements of `dt` at `buf` into `out` (room for
+/// `packed_size` bytes). Returns false if the real MPI refused (e.g. an
+/// uncommitted type).
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt`; `out` has room for `len` bytes.
+pub unsafe fn pack(
+    buf: *const u8,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    out: *mut u8,
+    len: usize,
+    comm: ffi::MPI_Comm,
+) -> bool {
+    let mut pos: c_int = 0;
+    // SAFETY: per the contract.
+    unsafe {
+        ffi::PMPI_Pack(
+            buf.cast(),
+            count,
+            dt,
+            out.cast(),
+            len.min(c_int::MAX as usize) as c_int,
+            &mut pos,
+            comm,
+        ) == 0
+    }
+}
+
+/// Unpacks the first `len` packed bytes at `src` into `count` elements of
+/// `dt` at `buf`, `len ≤ count * size`. A trailing partial element updates
+/// only the bytes the message carries: the element is packed from the
+/// buffer, overwritten with the message's prefix, and unpacked back.
+///
+/// # Safety
+/// `src` holds `len` readable bytes; `buf` holds `count` elements of `dt`.
+pub unsafe fn unpack_prefix(
+    src: *const u8,
+    len: usize,
+    buf: *mut u8,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    d: &Dt,
+    comm: ffi::MPI_Comm,
+) {
+    if d.size == 0 || len == 0 {
+        return;
+    }
+    let full = (len / d.size).min(count as usize);
+    let rem = len - full * d.size;
+    let mut pos: c_int = 0;
+    // SAFETY: per the contract; `full * size ≤ len` bytes are read.
+    unsafe {
+        if full > 0 {
+            ffi::PMPI_Unpack(
+                src.cast(),
+                len.min(c_int::MAX as usize) as c_int,
+                &mut pos,
+                buf.cast(),
+                full as c_int,
+                dt,
+                comm,
+            );
+        }
+        if rem > 0 && full < count as usize {
+            let (mut lb, mut ext): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
+            ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+            let elem = buf.wrapping_offset((full as isize).wrapping_mul(ext as isize));
+            let mut tmp = vec![0u8; d.size];
+            pack(elem, 1, dt, tmp.as_mut_ptr(), d.size, comm);
+            core::ptr::copy_nonoverlapping(src.add(full * d.size), tmp.as_mut_ptr(), rem);
+            let mut p2: c_int = 0;
+            ffi::PMPI_Unpack(
+                tmp.as_ptr().cast(),
+                d.size as c_int,
+                &mut p2,
+                elem.cast(),
+                1,
+                dt,
+                comm,
+            );
+        }
+    }
+}

@@ -1,0 +1,1265 @@
+//! The point-to-point engine: requests, matching, protocols, progress.
+//!
+//! One [`Engine`] per process, behind a mutex (correct under
+//! `MPI_THREAD_MULTIPLE`; uncontended in single-threaded programs, where it
+//! costs two atomic operations per call). Everything here deals with local
+//! peers only; [`super::api`] decides what goes to the real MPI.
+//!
+//! **Matching.** Receives are kept in posting order (`posted`); messages that
+//! arrived before a matching receive in arrival order (`unexpected`, the
+//! private queue). Draining the global queue takes headers in arrival order
+//! and gives each to the first posted receive that matches, else appends it
+//! to `unexpected`; posting a receive first drains, then takes the first
+//! matching unexpected header. Each sender's headers enter the global queue
+//! in program order, so messages never overtake each other.
+//!
+//! **Protocols** (thresholds in [`Tuning`]):
+//! - *immediate*: payload inline after the header; the send completes at
+//!   once (a synchronous send when the header comes back).
+//! - *single copy*: the header points at the send buffer (in the shared heap)
+//!   or at a shared staging copy of it; the receiver copies straight into the
+//!   receive buffer and returns the header, which completes the send.
+//! - *synergistic*: as single copy, but the receiver publishes its buffer and
+//!   both sides claim blocks with an atomic counter, so a sender that is
+//!   inside the library copies too.
+//!
+//! Every header is returned to its sender, which recycles it ([`Pool`]).
+
+use core::ffi::c_int;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use mpi_sys as ffi;
+
+use super::dt::{self, Dt};
+use super::queue::*;
+use crate::heap;
+use crate::stats;
+
+/// `MPI_ANY_SOURCE` / `MPI_ANY_TAG` as seen by the matcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wild {
+    /// `MPI_ANY_SOURCE`.
+    pub any_source: i32,
+    /// `MPI_ANY_TAG`.
+    pub any_tag: i32,
+}
+
+/// Whether a receive for (`comm_id`, `src`, `tag`) matches `m`.
+#[inline]
+pub fn matches(w: Wild, comm_id: u64, src: i32, tag: i32, m: &Msg) -> bool {
+    m.comm_id == comm_id
+        && (src == w.any_source || src == m.src)
+        && (tag == w.any_tag || tag == m.tag)
+}
+
+/// Tunable thresholds (`HEAPMPI_*`, see `config`).
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    /// Largest payload sent inline (immediate protocol).
+    pub immediate_max: usize,
+    /// Smallest message copied synergistically.
+    pub synergy_min: usize,
+    /// Block size of the synergistic copy.
+    pub block: usize,
+    /// Largest standard-mode send the sender copies to a shared buffer when
+    /// the receiver has not matched it yet and the sender is waiting for it,
+    /// so that programs relying on eager buffering do not deadlock.
+    pub eager_max: usize,
+    /// Queue discipline.
+    pub lockfree: bool,
+}
+
+/// A completed operation's status.
+#[derive(Clone, Copy)]
+pub enum St {
+    /// Filled by heapmpi.
+    Ours {
+        /// `MPI_SOURCE`.
+        source: i32,
+        /// `MPI_TAG`.
+        tag: i32,
+        /// Bytes received.
+        bytes: u64,
+        /// `MPI_ERROR` (0 or an error class).
+        error: i32,
+        /// Cancelled.
+        cancelled: bool,
+    },
+    /// From the real MPI.
+    Real(ffi::MPI_Status),
+}
+
+impl St {
+    /// The empty status MPI gives for null or inactive requests and for
+    /// completed sends.
+    pub fn empty(w: Wild) -> St {
+        St::Ours {
+            source: w.any_source,
+            tag: w.any_tag,
+            bytes: 0,
+            error: 0,
+            cancelled: false,
+        }
+    }
+
+    /// The error the operation ended with (0 for success).
+    pub fn error(&self) -> i32 {
+        match self {
+            St::Ours { error, .. } => *error,
+            St::Real(s) => s.MPI_ERROR,
+        }
+    }
+}
+
+/// The receive side of a request: where the data goes.
+#[derive(Clone, Copy)]
+pub struct RecvSpec {
+    /// Buffer.
+    pub buf: *mut u8,
+    /// Element count.
+    pub count: c_int,
+    /// Datatype.
+    pub dtype: ffi::MPI_Datatype,
+    /// Its layout.
+    pub dt: Dt,
+    /// Communicator (for packing and errors).
+    pub comm: ffi::MPI_Comm,
+    /// Communicator id.
+    pub comm_id: u64,
+    /// Source rank or `MPI_ANY_SOURCE`.
+    pub src: i32,
+    /// Tag or `MPI_ANY_TAG`.
+    pub tag: i32,
+}
+
+/// The send side: what to send where.
+#[derive(Clone, Copy)]
+pub struct SendSpec {
+    /// Buffer.
+    pub buf: *const u8,
+    /// Element count.
+    pub count: c_int,
+    /// Datatype.
+    pub dtype: ffi::MPI_Datatype,
+    /// Its layout.
+    pub dt: Dt,
+    /// Communicator.
+    pub comm: ffi::MPI_Comm,
+    /// Communicator id.
+    pub comm_id: u64,
+    /// Our rank in the communicator.
+    pub me: i32,
+    /// Destination's node-local index.
+    pub dest_local: u32,
+    /// Tag.
+    pub tag: i32,
+    /// Send mode.
+    pub mode: Mode,
+}
+
+/// MPI send modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `MPI_Send` / `MPI_Rsend` (ready mode is standard mode here).
+    Standard,
+    /// `MPI_Ssend`: completes once matched.
+    Sync,
+    /// `MPI_Bsend`: completes locally (heapmpi buffers in the shared heap).
+    Buffered,
+}
+
+/// A persistent request's arguments.
+#[derive(Clone, Copy)]
+pub enum Persist {
+    /// `MPI_*send_init` to a local peer or, for `real`, to a remote one.
+    Send(SendSpec, PersistTarget),
+    /// `MPI_Recv_init`.
+    Recv(RecvSpec, PersistTarget),
+}
+
+/// Where a persistent operation goes when started.
+#[derive(Clone, Copy)]
+pub enum PersistTarget {
+    /// Through heapmpi (send: local destination; receive: the receive
+    /// routing decided at start).
+    Local,
+    /// To the real MPI (remote peer), with the original arguments.
+    Real {
+        /// Peer rank in the communicator.
+        peer: i32,
+        /// Ready mode (`MPI_Rsend_init`).
+        ready: bool,
+    },
+}
+
+/// One request slot.
+pub struct Req {
+    live: bool,
+    /// Whether the operation has completed (and `st` is valid).
+    pub done: bool,
+    /// Result.
+    pub st: St,
+    /// Communicator of the operation (error handler).
+    pub comm: ffi::MPI_Comm,
+    /// `MPI_Request_free` was called while active: release on completion.
+    pub freed: bool,
+    /// Persistent request arguments; `None` for one-shot requests.
+    pub persist: Option<Persist>,
+    /// Persistent: started and not yet completed by a wait/test.
+    pub active: bool,
+    /// A receive's destination.
+    pub recv: Option<RecvSpec>,
+    /// Our send header still owned by the receiver (stage-on-stall).
+    pub msg: *mut Msg,
+    /// A standard-mode send that may be staged if the receiver is late.
+    pub stallable: bool,
+    /// The real MPI request that carries this operation, if any.
+    pub inner: Option<ffi::MPI_Request>,
+}
+
+impl Req {
+    fn fresh(comm: ffi::MPI_Comm, w: Wild) -> Req {
+        Req {
+            live: true,
+            done: false,
+            st: St::empty(w),
+            comm,
+            freed: false,
+            persist: None,
+            active: true,
+            recv: None,
+            msg: core::ptr::null_mut(),
+            stallable: false,
+            inner: None,
+        }
+    }
+}
+
+/// A posted receive.
+struct Posted {
+    req: u32,
+    comm_id: u64,
+    src: i32,
+    tag: i32,
+    /// Served by polling the real MPI too (wildcard on a communicator with
+    /// remote peers, or behind such a wildcard).
+    polled: bool,
+}
+
+/// Header pool classes: 128 B << class.
+const CLASSES: usize = 11;
+/// Keep at most this many bytes of free headers per class.
+const POOL_KEEP: usize = 1 << 20;
+
+/// This process's recycled headers.
+struct Pool {
+    free: [Vec<*mut Msg>; CLASSES],
+    live: u64,
+}
+
+fn class_for(total: usize) -> Option<usize> {
+    (0..CLASSES).find(|&c| (128usize << c) >= total)
+}
+
+impl Pool {
+    fn get(&mut self, total: usize) -> *mut Msg {
+        let Some(c) = class_for(total) else {
+            return core::ptr::null_mut();
+        };
+        let m = match self.free[c].pop() {
+            Some(m) => m,
+            None => heap::alloc_shared(64, 128 << c) as *mut Msg,
+        };
+        if !m.is_null() {
+            self.live += 1;
+            // SAFETY: a header of this process, not in any queue.
+            unsafe { (*m).class = c as u32 };
+        }
+        m
+    }
+
+    fn put(&mut self, m: *mut Msg) {
+        self.live -= 1;
+        // SAFETY: a header of this process, back from its receiver.
+        let c = unsafe { (*m).class } as usize;
+        if self.free[c].len() * (128 << c) < POOL_KEEP {
+            self.free[c].push(m);
+        } else {
+            // SAFETY: allocated by `heap::alloc_shared`, no longer used.
+            unsafe { heap::free(m as *mut u8) };
+        }
+    }
+}
+
+/// A matched-probe message handle's slot.
+pub struct ProbedMsg {
+    /// The header taken out of the unexpected queue.
+    pub msg: *mut Msg,
+    /// The communicator it was probed on.
+    pub comm: ffi::MPI_Comm,
+}
+
+/// The engine state of one process.
+pub struct Engine {
+    on: bool,
+    /// Our node-local index.
+    pub me_local: u32,
+    mailboxes: *const Mailbox,
+    nlocal: u32,
+    pid: i32,
+    /// Thresholds.
+    pub tune: Tuning,
+    /// `MPI_ANY_SOURCE` / `MPI_ANY_TAG`.
+    pub wild: Wild,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    probed: Vec<Option<ProbedMsg>>,
+    free_probed: Vec<u32>,
+    posted: VecDeque<Posted>,
+    unexpected: VecDeque<*mut Msg>,
+    helpable: Vec<*mut Msg>,
+    pool: Pool,
+    scratch: Vec<*mut Msg>,
+    /// Polled receives pending, per communicator id.
+    polled: Vec<(u64, u32)>,
+    polled_total: u32,
+    /// Communicator handle → info cache (see `comm`).
+    comm_cache: Vec<(usize, &'static super::comm::CommInfo)>,
+}
+
+// SAFETY: the raw pointers are into the shared region (valid for the life of
+// the process) or are MPI handles; the engine is only reached through the
+// mutex below.
+unsafe impl Send for Engine {}
+
+static ENGINE: Mutex<Engine> = Mutex::new(Engine::new());
+/// Mirror of `Engine::on` readable without the lock (set once at init
+/// before any communication; Release/Acquire publishes the engine set-up).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether heapmpi serves local point-to-point traffic.
+#[inline]
+pub fn enabled() -> bool {
+    ON.load(Ordering::Acquire)
+}
+
+/// The engine, locked. Poisoning cannot happen (panic = abort).
+#[inline]
+pub fn lock() -> MutexGuard<'static, Engine> {
+    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes a communicator from the cache (its attribute is being deleted).
+pub fn forget_comm(bits: usize) {
+    if !enabled() {
+        return;
+    }
+    lock().comm_cache.retain(|e| e.0 != bits);
+}
+
+/// Starts the engine over the node's mailboxes.
+pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning, wild: Wild) {
+    let mut e = lock();
+    e.mailboxes = mailboxes;
+    e.nlocal = nlocal;
+    e.me_local = me_local;
+    e.tune = tune;
+    e.wild = wild;
+    e.pid = std::process::id() as i32;
+    e.on = true;
+    drop(e);
+    ON.store(true, Ordering::Release);
+}
+
+/// Result of starting a send.
+pub enum Sent {
+    /// Complete already (buffered, inline, or staged).
+    Done,
+    /// Pending in this request slot.
+    Pending(u32),
+}
+
+impl Engine {
+    const fn new() -> Engine {
+        Engine {
+            on: false,
+            me_local: 0,
+            mailboxes: core::ptr::null(),
+            nlocal: 0,
+            pid: 0,
+            tune: Tuning {
+                immediate_max: 0,
+                synergy_min: usize::MAX,
+                block: 1 << 20,
+                eager_max: 0,
+                lockfree: true,
+            },
+            wild: Wild {
+                any_source: -1,
+                any_tag: -1,
+            },
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            probed: Vec::new(),
+            free_probed: Vec::new(),
+            posted: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            helpable: Vec::new(),
+            pool: Pool {
+                free: [const { Vec::new() }; CLASSES],
+                live: 0,
+            },
+            scratch: Vec::new(),
+            polled: Vec::new(),
+            polled_total: 0,
+            comm_cache: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn mailbox(&self, i: u32) -> &Mailbox {
+        debug_assert!(i < self.nlocal);
+        // SAFETY: `mailboxes` points at `nlocal` mailboxes in the committed
+        // control area of the region, mapped for the life of the process.
+        unsafe { &*self.mailboxes.add(i as usize) }
+    }
+
+    /// Cached communicator info (see `comm::lookup`).
+    #[inline]
+    pub fn comm_info(&mut self, comm: ffi::MPI_Comm) -> Option<&'static super::comm::CommInfo> {
+        use super::handle::RawHandle;
+        let bits = comm.0.to_bits();
+        if let Some(e) = self.comm_cache.iter().find(|e| e.0 == bits) {
+            return Some(e.1);
+        }
+        let info = super::comm::lookup(comm)?;
+        if self.comm_cache.len() >= 16 {
+            self.comm_cache.remove(0);
+        }
+        self.comm_cache.push((bits, info));
+        Some(info)
+    }
+
+    /// Headers still out (sent and not yet returned).
+    pub fn headers_live(&self) -> u64 {
+        self.pool.live
+    }
+
+    // ----- requests -----
+
+    /// A new request slot.
+    pub fn new_req(&mut self, comm: ffi::MPI_Comm) -> Option<u32> {
+        let r = Req::fresh(comm, self.wild);
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = r;
+            return Some(i);
+        }
+        if self.reqs.len() >= super::handle::MAX_SLOTS {
+            return None;
+        }
+        self.reqs.push(r);
+        Some(self.reqs.len() as u32 - 1)
+    }
+
+    /// The slot `i`, if live.
+    pub fn req(&mut self, i: usize) -> Option<&mut Req> {
+        self.reqs.get_mut(i).filter(|r| r.live)
+    }
+
+    /// Releases slot `i`.
+    pub fn release(&mut self, i: u32) {
+        let r = &mut self.reqs[i as usize];
+        if r.live {
+            r.live = false;
+            r.persist = None;
+            self.free_reqs.push(i);
+        }
+    }
+
+    /// Marks request `i` complete with `st` (releasing it if it was freed).
+    pub fn complete(&mut self, i: u32, st: St) {
+        let r = &mut self.reqs[i as usize];
+        r.done = true;
+        r.st = st;
+        r.msg = core::ptr::null_mut();
+        r.stallable = false;
+        if r.freed {
+            r.freed = false;
+            if r.persist.is_some() {
+                r.active = false;
+            } else {
+                self.release(i);
+            }
+        }
+    }
+
+    // ----- sending -----
+
+    /// Starts a send to a local peer. `req` is the slot to use if it does
+    /// not complete at once (persistent requests pass theirs).
+    ///
+    /// # Safety
+    /// The send buffer holds `count` elements of the datatype and stays
+    /// valid until the send completes.
+    pub unsafe fn send(&mut self, s: &SendSpec, req: Option<u32>) -> Result<Sent, ()> {
+        let bytes = dt::packed_size(s.count, &s.dt);
+        let inline = bytes <= self.tune.immediate_max;
+        let total = ENVELOPE
+            + if inline {
+                bytes
+            } else {
+                core::mem::size_of::<Rendezvous>()
+            };
+        let m = self.get_header(total);
+        // SAFETY: `m` is a fresh header of ours (not in any queue yet).
+        let h = unsafe { &mut *m };
+        h.comm_id = s.comm_id;
+        h.src = s.me;
+        h.tag = s.tag;
+        h.src_local = self.me_local;
+        h.len = bytes as u64;
+        h.pid = self.pid;
+        h.sreq.store(0, Ordering::Relaxed);
+        let mut flags = 0;
+        let mut pending = s.mode == Mode::Sync;
+        if inline {
+            flags |= F_INLINE;
+            // SAFETY: the header has room for `bytes` after the envelope;
+            // the caller guarantees the send buffer.
+            unsafe { self.copy_in(s, h.body(), bytes)? };
+            h.data.store(h.body() as u64, Ordering::Relaxed);
+            stats::P2P_IMMEDIATE.add(1);
+            stats::P2P_IMMEDIATE_BYTES.add(bytes as u64);
+        } else {
+            let r = h.rdv();
+            for a in [
+                &r.dst,
+                &r.copy_len,
+                &r.block,
+                &r.nblocks,
+                &r.next_block,
+                &r.blocks_done,
+                &r.sender_blocks,
+            ] {
+                a.store(0, Ordering::Relaxed);
+            }
+            r.state.store(S_WAITING, Ordering::Relaxed);
+            r.go.store(0, Ordering::Relaxed);
+            let direct = s.dt.contig && s.mode != Mode::Buffered && heap::in_region(s.buf, bytes);
+            if direct {
+                h.data.store(s.buf as u64, Ordering::Relaxed);
+                pending = true;
+            } else {
+                let stage = heap::alloc_shared(64, bytes);
+                if !stage.is_null() {
+                    // SAFETY: `stage` has room for `bytes`.
+                    if unsafe { self.copy_in(s, stage, bytes) }.is_err() {
+                        // SAFETY: ours, unused.
+                        unsafe { heap::free(stage) };
+                        self.put_header(m);
+                        return Err(());
+                    }
+                    flags |= F_STAGED;
+                    h.data.store(stage as u64, Ordering::Relaxed);
+                    stats::P2P_STAGED.add(1);
+                } else if s.dt.contig {
+                    flags |= F_CMA;
+                    h.data.store(s.buf as u64, Ordering::Relaxed);
+                    pending = true;
+                    stats::P2P_CMA.add(1);
+                } else {
+                    let mut private = vec![0u8; bytes].into_boxed_slice();
+                    // SAFETY: `private` has room for `bytes`.
+                    if unsafe { self.copy_in(s, private.as_mut_ptr(), bytes) }.is_err() {
+                        self.put_header(m);
+                        return Err(());
+                    }
+                    flags |= F_CMA | F_PRIVATE_STAGED;
+                    h.data
+                        .store(Box::into_raw(private) as *mut u8 as u64, Ordering::Relaxed);
+                    pending = true;
+                    stats::P2P_CMA.add(1);
+                }
+            }
+            if flags & F_CMA == 0 && bytes >= self.tune.synergy_min {
+                flags |= F_SYNERGY;
+                stats::P2P_SYNERGY.add(1);
+                stats::P2P_SYNERGY_BYTES.add(bytes as u64);
+            } else {
+                stats::P2P_SINGLE.add(1);
+                stats::P2P_SINGLE_BYTES.add(bytes as u64);
+            }
+        }
+        if s.mode == Mode::Sync {
+            flags |= F_SYNC;
+        }
+        h.flags.store(flags, Ordering::Relaxed);
+        let mut slot = None;
+        if pending {
+            let i = match req {
+                Some(i) => i,
+                None => match self.new_req(s.comm) {
+                    Some(i) => i,
+                    None => {
+                        self.put_header(m);
+                        return Err(());
+                    }
+                },
+            };
+            h.sreq.store(i as u64 + 1, Ordering::Relaxed);
+            let r = &mut self.reqs[i as usize];
+            r.done = false;
+            r.msg = m;
+            r.stallable = s.mode == Mode::Standard
+                && flags & (F_STAGED | F_CMA | F_INLINE) == 0
+                && bytes <= self.tune.eager_max;
+            slot = Some(i);
+        }
+        if flags & F_SYNERGY != 0 {
+            self.helpable.push(m);
+        }
+        self.mailbox(s.dest_local).push(m, self.tune.lockfree);
+        Ok(match slot {
+            Some(i) => Sent::Pending(i),
+            None => Sent::Done,
+        })
+    }
+
+    /// Copies or packs the send data into `out` (`bytes` long).
+    unsafe fn copy_in(&self, s: &SendSpec, out: *mut u8, bytes: usize) -> Result<(), ()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        if s.dt.contig {
+            // SAFETY: caller's contract: `bytes` readable at `buf`, room at `out`.
+            unsafe { core::ptr::copy_nonoverlapping(s.buf, out, bytes) };
+            Ok(())
+        } else {
+            // SAFETY: as above, through the real MPI's packer.
+            if unsafe { dt::pack(s.buf, s.count, s.dtype, out, bytes, s.comm) } {
+                Ok(())
+            } else {
+                Err(())
+            }
+        }
+    }
+
+    fn get_header(&mut self, total: usize) -> *mut Msg {
+        let mut warned = false;
+        loop {
+            let m = self.pool.get(total);
+            if !m.is_null() {
+                return m;
+            }
+            // Shared heap exhausted: wait for our headers to come back.
+            if !warned {
+                warned = true;
+                crate::eprint_noalloc!(
+                    "heapmpi: warning: no shared memory left for message headers; waiting for \
+                     receivers to return some"
+                );
+            }
+            self.progress();
+            std::thread::yield_now();
+        }
+    }
+
+    fn put_header(&mut self, m: *mut Msg) {
+        self.pool.put(m);
+    }
+
+    /// Stage-on-stall: copy a pending standard send into a shared buffer if
+    /// the receiver has not taken it yet, completing the send.
+    pub fn try_stage(&mut self, i: u32) -> bool {
+        let r = &self.reqs[i as usize];
+        if !r.stallable || r.done || r.msg.is_null() {
+            return false;
+        }
+        let m = r.msg;
+        // SAFETY: our header, still out (the receiver has not returned it:
+        // the request would be done).
+        let h = unsafe { &*m };
+        let rdv = h.rdv();
+        // AcqRel: on success we own the data fields until we store back;
+        // failure means the receiver matched (it owns them now).
+        if rdv
+            .state
+            .compare_exchange(S_WAITING, S_STAGING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            self.reqs[i as usize].stallable = false;
+            return false;
+        }
+        let len = h.len as usize;
+        let stage = heap::alloc_shared(64, len);
+        if !stage.is_null() {
+            // SAFETY: the send buffer (`data`) holds `len` bytes until this
+            // send completes; `stage` has room.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    h.data.load(Ordering::Relaxed) as *const u8,
+                    stage,
+                    len,
+                )
+            };
+            h.data.store(stage as u64, Ordering::Relaxed);
+            h.flags.fetch_or(F_STAGED, Ordering::Relaxed);
+            h.flags.fetch_and(!F_SYNERGY, Ordering::Relaxed);
+            h.sreq.store(0, Ordering::Relaxed);
+            self.helpable.retain(|&x| x != m);
+            stats::P2P_STALL_STAGED.add(1);
+        }
+        // Release: the receiver's Acquire CAS sees the new data fields.
+        rdv.state.store(S_WAITING, Ordering::Release);
+        self.reqs[i as usize].stallable = false;
+        if stage.is_null() {
+            return false;
+        }
+        let w = self.wild;
+        self.complete(i, St::empty(w));
+        true
+    }
+
+    // ----- receiving -----
+
+    /// Posts a receive into slot `req` (which the caller created): matches
+    /// an unexpected message now or queues the receive. Returns true if it
+    /// completed.
+    pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
+        self.reqs[req as usize].recv = Some(spec);
+        self.reqs[req as usize].done = false;
+        self.drain();
+        let w = self.wild;
+        if let Some(pos) = self
+            .unexpected
+            .iter()
+            // SAFETY: headers in `unexpected` are live until delivered.
+            .position(|&m| matches(w, spec.comm_id, spec.src, spec.tag, unsafe { &*m }))
+        {
+            let m = self.unexpected.remove(pos).unwrap();
+            self.deliver(m, req);
+            return true;
+        }
+        self.posted.push_back(Posted {
+            req,
+            comm_id: spec.comm_id,
+            src: spec.src,
+            tag: spec.tag,
+            polled,
+        });
+        if polled {
+            self.polled_add(spec.comm_id, 1);
+        }
+        false
+    }
+
+    /// Pending polled receives on communicator `id`.
+    pub fn polled_on(&self, id: u64) -> bool {
+        self.polled_total > 0 && self.polled.iter().any(|e| e.0 == id && e.1 > 0)
+    }
+
+    fn polled_add(&mut self, id: u64, d: i32) {
+        if d > 0 {
+            self.polled_total += 1;
+        } else {
+            self.polled_total -= 1;
+        }
+        match self.polled.iter_mut().find(|e| e.0 == id) {
+            Some(e) => e.1 = (e.1 as i32 + d) as u32,
+            None => self.polled.push((id, d as u32)),
+        }
+        self.polled.retain(|e| e.1 > 0);
+    }
+
+    /// Moves arrived headers from our global queue to matching receives or
+    /// the unexpected queue, in arrival order.
+    pub fn drain(&mut self) {
+        let mut got = core::mem::take(&mut self.scratch);
+        self.mailbox(self.me_local)
+            .take_all(&mut got, self.tune.lockfree);
+        let w = self.wild;
+        for &m in &got {
+            // SAFETY: a header published to us by its sender.
+            let h = unsafe { &*m };
+            let pos = self
+                .posted
+                .iter()
+                .position(|p| matches(w, p.comm_id, p.src, p.tag, h));
+            match pos {
+                Some(pos) => {
+                    let p = self.posted.remove(pos).unwrap();
+                    if p.polled {
+                        self.polled_add(p.comm_id, -1);
+                    }
+                    self.deliver(m, p.req);
+                }
+                None => self.unexpected.push_back(m),
+            }
+        }
+        got.clear();
+        self.scratch = got;
+    }
+
+    /// Copies message `m` into receive request `req`, completes it and
+    /// returns the header to its sender.
+    fn deliver(&mut self, m: *mut Msg, req: u32) {
+        let spec = self.reqs[req as usize].recv.expect("receive request");
+        let st = self.copy_out(m, &spec);
+        self.complete(req, st);
+    }
+
+    /// The receiving half of every protocol: copy out, give the header back.
+    fn copy_out(&mut self, m: *mut Msg, spec: &RecvSpec) -> St {
+        // SAFETY: a header published to us, owned by us until given back.
+        let h = unsafe { &*m };
+        let mut flags = h.flags.load(Ordering::Relaxed);
+        if flags & F_INLINE == 0 {
+            let rdv = h.rdv();
+            // Acquire: the sender's stage-on-stall writes (data, flags)
+            // happen-before our reads below.
+            let mut spins = 0u32;
+            while rdv
+                .state
+                .compare_exchange_weak(S_WAITING, S_MATCHED, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                spins += 1;
+                backoff(spins);
+            }
+            flags = h.flags.load(Ordering::Relaxed);
+        }
+        let data = h.data.load(Ordering::Relaxed) as *const u8;
+        let len = h.len as usize;
+        let cap = dt::packed_size(spec.count, &spec.dt);
+        let n = len.min(cap);
+        if n > 0 {
+            if flags & F_CMA != 0 {
+                self.cma_read(h, data, n, spec);
+            } else if spec.dt.contig {
+                if flags & F_SYNERGY != 0
+                    && n >= self.tune.synergy_min
+                    && heap::in_region(spec.buf, n)
+                {
+                    self.synergy_copy(h, data, spec.buf, n);
+                } else {
+                    // SAFETY: `data` holds `len ≥ n` bytes (the sender keeps
+                    // them until the header is back); the receive buffer
+                    // holds `cap ≥ n`.
+                    unsafe { core::ptr::copy_nonoverlapping(data, spec.buf, n) };
+                }
+            } else {
+                // SAFETY: as above, through the real MPI's unpacker.
+                unsafe {
+                    dt::unpack_prefix(
+                        data, n, spec.buf, spec.count, spec.dtype, &spec.dt, spec.comm,
+                    )
+                };
+            }
+        }
+        let st = St::Ours {
+            source: h.src,
+            tag: h.tag,
+            bytes: n as u64,
+            error: if len > cap {
+                ffi::MPI_ERR_TRUNCATE as i32
+            } else {
+                0
+            },
+            cancelled: false,
+        };
+        let sender = h.src_local;
+        self.mailbox(sender).give_back(m);
+        st
+    }
+
+    fn cma_read(&self, h: &Msg, data: *const u8, n: usize, spec: &RecvSpec) {
+        let mut tmp = Vec::new();
+        let dst = if spec.dt.contig {
+            spec.buf
+        } else {
+            tmp.resize(n, 0u8);
+            tmp.as_mut_ptr()
+        };
+        let mut done = 0usize;
+        while done < n {
+            let local = libc::iovec {
+                iov_base: dst.wrapping_add(done).cast(),
+                iov_len: n - done,
+            };
+            let remote = libc::iovec {
+                iov_base: (data as *mut u8).wrapping_add(done).cast(),
+                iov_len: n - done,
+            };
+            // SAFETY: one local iovec into our receive buffer (room for n)
+            // and one remote iovec in the sender, which keeps the buffer
+            // until the header is back.
+            let r = unsafe { libc::process_vm_readv(h.pid, &local, 1, &remote, 1, 0) };
+            if r <= 0 {
+                crate::eprint_noalloc!(
+                    "heapmpi: error: cannot read a message from process {} (process_vm_readv: \
+                     errno {}); shared heap exhausted and cross-memory attach refused",
+                    h.pid,
+                    crate::sys::errno()
+                );
+                break;
+            }
+            done += r as usize;
+        }
+        if !spec.dt.contig {
+            // SAFETY: `tmp` holds `n` bytes.
+            unsafe {
+                dt::unpack_prefix(
+                    tmp.as_ptr(),
+                    n,
+                    spec.buf,
+                    spec.count,
+                    spec.dtype,
+                    &spec.dt,
+                    spec.comm,
+                )
+            };
+        }
+    }
+
+    /// The receiver's side of the synergistic copy.
+    fn synergy_copy(&self, h: &Msg, src: *const u8, dst: *mut u8, n: usize) {
+        let rdv = h.rdv();
+        let block = self.tune.block.max(4096);
+        let nblocks = n.div_ceil(block) as u64;
+        rdv.dst.store(dst as u64, Ordering::Relaxed);
+        rdv.copy_len.store(n as u64, Ordering::Relaxed);
+        rdv.block.store(block as u64, Ordering::Relaxed);
+        rdv.nblocks.store(nblocks, Ordering::Relaxed);
+        // Release: the sender's Acquire load of `go` sees the fields above.
+        rdv.go.store(1, Ordering::Release);
+        copy_blocks(rdv, src, dst, n, block, nblocks);
+        let mut spins = 0;
+        // Acquire: pairs with each copier's Release increment, so every
+        // block's bytes are visible before the receive completes.
+        while rdv.blocks_done.load(Ordering::Acquire) < nblocks {
+            spins += 1;
+            backoff(spins);
+        }
+        let helped = rdv.sender_blocks.load(Ordering::Relaxed);
+        if helped > 0 {
+            stats::P2P_HELPED_MSGS.add(1);
+            stats::P2P_HELPED_BLOCKS.add(helped);
+        }
+    }
+
+    /// The sender's side: copy blocks of our synergistic sends whose
+    /// receivers have started.
+    fn help(&mut self) {
+        for &m in &self.helpable {
+            // SAFETY: our header, still out or in our returned stack (not yet
+            // recycled: recycling removes it from `helpable` first).
+            let h = unsafe { &*m };
+            let rdv = h.rdv();
+            // Acquire: pairs with the receiver's Release store of `go`.
+            if rdv.go.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            let n = rdv.copy_len.load(Ordering::Relaxed) as usize;
+            let block = rdv.block.load(Ordering::Relaxed) as usize;
+            let nblocks = rdv.nblocks.load(Ordering::Relaxed);
+            let src = h.data.load(Ordering::Relaxed) as *const u8;
+            let dst = rdv.dst.load(Ordering::Relaxed) as *mut u8;
+            let mine = copy_blocks(rdv, src, dst, n, block, nblocks);
+            if mine > 0 {
+                rdv.sender_blocks.fetch_add(mine, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Takes back headers receivers are done with: completes the sends
+    /// waiting for them, frees staging buffers, recycles.
+    fn reclaim(&mut self) {
+        let mut got = core::mem::take(&mut self.scratch);
+        self.mailbox(self.me_local).take_returned(&mut got);
+        for &m in &got {
+            // SAFETY: our header, given back: the receiver no longer uses it
+            // (its push was a Release our swap acquired).
+            let h = unsafe { &*m };
+            let flags = h.flags.load(Ordering::Relaxed);
+            let sreq = h.sreq.load(Ordering::Relaxed);
+            if flags & F_SYNERGY != 0 {
+                self.helpable.retain(|&x| x != m);
+            }
+            if flags & F_STAGED != 0 {
+                // SAFETY: our staging buffer, no longer read.
+                unsafe { heap::free(h.data.load(Ordering::Relaxed) as *mut u8) };
+            }
+            if flags & F_PRIVATE_STAGED != 0 {
+                let p = h.data.load(Ordering::Relaxed) as *mut u8;
+                // SAFETY: the Box<[u8]> of `send`, `len` long.
+                drop(unsafe {
+                    Box::from_raw(core::ptr::slice_from_raw_parts_mut(p, h.len as usize))
+                });
+            }
+            if sreq != 0 {
+                let w = self.wild;
+                self.complete(sreq as u32 - 1, St::empty(w));
+            }
+            self.put_header(m);
+        }
+        got.clear();
+        self.scratch = got;
+    }
+
+    /// One round of progress: returned headers, arrivals, helping, and the
+    /// real MPI for polled receives.
+    pub fn progress(&mut self) {
+        self.reclaim();
+        self.drain();
+        if !self.helpable.is_empty() {
+            self.help();
+        }
+        if self.polled_total > 0 {
+            self.poll_real();
+        }
+    }
+
+    /// Serves polled receives from the real MPI, in posting order: a
+    /// matched probe takes exactly the message the receive gets.
+    fn poll_real(&mut self) {
+        let mut i = 0;
+        while i < self.posted.len() {
+            if !self.posted[i].polled {
+                i += 1;
+                continue;
+            }
+            let req = self.posted[i].req;
+            let spec = self.reqs[req as usize].recv.expect("receive");
+            let mut flag: c_int = 0;
+            // SAFETY: reading an MPI constant.
+            let mut msg = unsafe { ffi::RSMPI_MESSAGE_NULL };
+            // SAFETY: valid communicator (pending operations keep it alive)
+            // and out-pointers.
+            let rc = unsafe {
+                ffi::PMPI_Improbe(
+                    spec.src,
+                    spec.tag,
+                    spec.comm,
+                    &mut flag,
+                    &mut msg,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            };
+            if rc != 0 || flag == 0 {
+                i += 1;
+                continue;
+            }
+            // SAFETY: reading an MPI constant.
+            let mut inner = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: the receive's own buffer, count and datatype.
+            unsafe {
+                ffi::PMPI_Imrecv(
+                    spec.buf.cast(),
+                    spec.count,
+                    spec.dtype,
+                    &mut msg,
+                    &mut inner,
+                )
+            };
+            let p = self.posted.remove(i).unwrap();
+            self.polled_add(p.comm_id, -1);
+            self.reqs[req as usize].inner = Some(inner);
+            stats::P2P_WILDCARD_REAL.add(1);
+        }
+    }
+
+    /// Tests a request: progress, then whether it is done. For requests
+    /// carried by the real MPI, tests that request.
+    pub fn test(&mut self, i: u32) -> bool {
+        if self.reqs[i as usize].done {
+            return true;
+        }
+        self.progress();
+        let r = &mut self.reqs[i as usize];
+        if r.done {
+            return true;
+        }
+        if let Some(mut inner) = r.inner {
+            let mut flag: c_int = 0;
+            // SAFETY: a zeroed MPI_Status is a valid out-buffer.
+            let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };
+            // SAFETY: a live real request owned by this slot.
+            let rc = unsafe { ffi::PMPI_Test(&mut inner, &mut flag, &mut st) };
+            r.inner = Some(inner);
+            if flag != 0 || rc != 0 {
+                if rc != 0 && st.MPI_ERROR == 0 {
+                    st.MPI_ERROR = rc;
+                }
+                r.inner = None;
+                self.complete(i, St::Real(st));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Cancels a pending receive (sends cannot be cancelled once their
+    /// header is out: they complete normally, which MPI allows).
+    pub fn cancel(&mut self, i: u32) {
+        let r = &self.reqs[i as usize];
+        if r.done {
+            return;
+        }
+        if let Some(mut inner) = r.inner {
+            // SAFETY: a live real request owned by this slot.
+            unsafe { ffi::PMPI_Cancel(&mut inner) };
+            return;
+        }
+        if let Some(pos) = self.posted.iter().position(|p| p.req == i) {
+            let p = self.posted.remove(pos).unwrap();
+            if p.polled {
+                self.polled_add(p.comm_id, -1);
+            }
+            let w = self.wild;
+            self.complete(
+                i,
+                St::Ours {
+                    source: w.any_source,
+                    tag: w.any_tag,
+                    bytes: 0,
+                    error: 0,
+                    cancelled: true,
+                },
+            );
+        }
+    }
+
+    // ----- probing -----
+
+    /// Finds the first unexpected message matching, after progress.
+    pub fn probe(
+        &mut self,
+        comm: ffi::MPI_Comm,
+        comm_id: u64,
+        src: i32,
+        tag: i32,
+        take: bool,
+    ) -> Option<(St, Option<u32>)> {
+        self.progress();
+        let w = self.wild;
+        let pos = self
+            .unexpected
+            .iter()
+            // SAFETY: headers in `unexpected` are live until delivered.
+            .position(|&m| matches(w, comm_id, src, tag, unsafe { &*m }))?;
+        let m = self.unexpected[pos];
+        // SAFETY: as above.
+        let h = unsafe { &*m };
+        let st = St::Ours {
+            source: h.src,
+            tag: h.tag,
+            bytes: h.len,
+            error: 0,
+            cancelled: false,
+        };
+        if !take {
+            return Some((st, None));
+        }
+        self.unexpected.remove(pos);
+        let slot = ProbedMsg { msg: m, comm };
+        let i = match self.free_probed.pop() {
+            Some(i) => {
+                self.probed[i as usize] = Some(slot);
+                i
+            }
+            None => {
+                self.probed.push(Some(slot));
+                self.probed.len() as u32 - 1
+            }
+        };
+        Some((st, Some(i)))
+    }
+
+    /// Takes a matched-probe message handle's header.
+    pub fn take_probed(&mut self, i: usize) -> Option<(*mut Msg, ffi::MPI_Comm)> {
+        let p = self.probed.get_mut(i)?.take()?;
+        self.free_probed.push(i as u32);
+        Some((p.msg, p.comm))
+    }
+
+    /// Receives a matched-probe message into request `req`.
+    pub fn recv_probed(&mut self, m: *mut Msg, req: u32, spec: RecvSpec) {
+        self.reqs[req as usize].recv = Some(spec);
+        self.deliver(m, req);
+    }
+
+    /// Receives a matched-probe message directly (no request).
+    pub fn recv_probed_now(&mut self, m: *mut Msg, spec: &RecvSpec) -> St {
+        self.copy_out(m, spec)
+    }
+
+    /// Tries to receive now without posting: the blocking `MPI_Recv` fast
+    /// path. Returns the status if a message was waiting.
+    pub fn recv_now(&mut self, spec: &RecvSpec) -> Option<St> {
+        self.reclaim();
+        self.drain();
+        let w = self.wild;
+        let pos = self
+            .unexpected
+            .iter()
+            // SAFETY: headers in `unexpected` are live until delivered.
+            .position(|&m| matches(w, spec.comm_id, spec.src, spec.tag, unsafe { &*m }))?;
+        let m = self.unexpected.remove(pos).unwrap();
+        Some(self.copy_out(m, spec))
+    }
+}
+
+/// Claims and copies blocks until none are left; returns how many this
+/// caller copied.
+fn copy_blocks(
+    rdv: &Rendezvous,
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    block: usize,
+    nblocks: u64,
+) -> u64 {
+    let mut mine = 0;
+    loop {
+        // Relaxed: the counter only hands out distinct indices; the data is
+        // published through `blocks_done`.
+        let b = rdv.next_block.fetch_add(1, Ordering::Relaxed);
+        if b >= nblocks {
+            return mine;
+        }
+        let off = b as usize * block;
+        let len = block.min(n - off);
+        // SAFETY: block `b` is ours alone (unique index); both buffers hold
+        // `n` bytes and stay valid until `blocks_done` reaches `nblocks`.
+        unsafe { core::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len) };
+        // Release: publishes this block's bytes to the receiver.
+        rdv.blocks_done.fetch_add(1, Ordering::Release);
+        mine += 1;
+    }
+}
+
+/// Whether ranks outnumber cores (then waits yield at once).
+pub fn oversubscribed() -> bool {
+    static OVER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OVER.get_or_init(|| {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let nlocal = crate::mpi::outcome()
+            .map(|o| o.nlocal as usize)
+            .unwrap_or(1);
+        nlocal > cpus
+    })
+}
+
+/// Waiting policy: spin briefly, then yield (at once when oversubscribed).
+#[inline]
+pub fn backoff(spins: u32) {
+    if spins > 64 || (spins > 4 && oversubscribed()) {
+        std::thread::yield_now();
+    } else {
+        core::hint::spin_loop();
+    }
+}

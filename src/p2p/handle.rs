@@ -1,0 +1,148 @@
+//! heapmpi's own `MPI_Request` and `MPI_Message` handles.
+//!
+//! A request that heapmpi serves itself must look like an MPI handle to the
+//! program, yet never be mistaken for one of the real MPI's (and never reach
+//! it). Both MPIs are covered by encoding a slot index into a value the real
+//! MPI can never produce:
+//!
+//! - Open MPI's handles are pointers to its objects. heapmpi reserves an
+//!   address range with `PROT_NONE` and hands out addresses inside it; no
+//!   Open MPI object can live there, and nothing ever dereferences them.
+//! - MPICH's handles are `int`s whose two top bits give the handle kind
+//!   (0 = invalid, never issued for live objects; `MPI_REQUEST_NULL` and
+//!   `MPI_MESSAGE_NULL` are `0x2c000000`). heapmpi uses `0x1a000000 | index`
+//!   (`0x1b000000 | index` for messages) with a 24-bit index, inside the "invalid" kind and away from the nulls.
+
+use core::ffi::c_int;
+use std::sync::OnceLock;
+
+/// Largest number of live heapmpi handles of one kind (24 bits for MPICH).
+pub const MAX_SLOTS: usize = 1 << 24;
+
+/// The raw value inside an MPI handle newtype: a pointer or an `int`.
+pub trait RawHandle: Copy {
+    /// The value as a machine word.
+    fn to_bits(self) -> usize;
+    /// Rebuilds the value from a machine word.
+    fn from_bits(bits: usize) -> Self;
+    /// True for pointer handles (Open MPI).
+    const IS_PTR: bool;
+}
+
+impl<T> RawHandle for *mut T {
+    fn to_bits(self) -> usize {
+        self as usize
+    }
+    fn from_bits(bits: usize) -> Self {
+        bits as *mut T
+    }
+    const IS_PTR: bool = true;
+}
+
+impl RawHandle for c_int {
+    fn to_bits(self) -> usize {
+        self as u32 as usize
+    }
+    fn from_bits(bits: usize) -> Self {
+        bits as u32 as c_int
+    }
+    const IS_PTR: bool = false;
+}
+
+/// MPICH: the tag in the top byte of heapmpi's handles.
+const INT_TAG: usize = 0x1a00_0000;
+
+/// Open MPI: the base of the reserved range (twice `MAX_SLOTS` bytes: one
+/// half for requests, one for messages).
+fn ptr_base() -> usize {
+    static BASE: OnceLock<usize> = OnceLock::new();
+    *BASE.get_or_init(|| {
+        // SAFETY: a fresh anonymous PROT_NONE mapping at an address the
+        // kernel picks; it is never unmapped, read or written.
+        let p = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                2 * MAX_SLOTS,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            // Without a reservation pointer handles cannot be told apart:
+            // heapmpi then serves nothing itself (see `available`).
+            0
+        } else {
+            p as usize
+        }
+    })
+}
+
+/// Whether heapmpi can issue handles at all in this process.
+pub fn available<H: RawHandle>() -> bool {
+    !H::IS_PTR || ptr_base() != 0
+}
+
+/// The handle for slot `idx` of kind `kind` (0 requests, 1 messages).
+#[inline]
+pub fn encode<H: RawHandle>(kind: usize, idx: usize) -> H {
+    debug_assert!(idx < MAX_SLOTS);
+    if H::IS_PTR {
+        H::from_bits(ptr_base() + kind * MAX_SLOTS + idx)
+    } else {
+        H::from_bits((INT_TAG + (kind << 24)) | idx)
+    }
+}
+
+/// The slot index of a heapmpi handle of kind `kind`, or `None` for any
+/// other value (the real MPI's handles, nulls).
+#[inline]
+pub fn decode<H: RawHandle>(kind: usize, h: H) -> Option<usize> {
+    let b = h.to_bits();
+    if H::IS_PTR {
+        let base = ptr_base() + kind * MAX_SLOTS;
+        (b >= base && b < base + MAX_SLOTS && ptr_base() != 0).then(|| b - base)
+    } else {
+        // 0x1a (requests) or 0x1b (messages) in the top byte.
+        (b & 0xff00_0000 == INT_TAG + (kind << 24)).then_some(b & (MAX_SLOTS - 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_handles_round_trip_and_avoid_mpich_values() {
+        for kind in 0..2 {
+            for idx in [0usize, 1, 77, MAX_SLOTS - 1] {
+                let h: c_int = encode(kind, idx);
+                assert_eq!(decode(kind, h), Some(idx));
+                assert_eq!(decode(1 - kind, h), None);
+                // Top two bits 0: MPICH's "invalid" kind, never a live object.
+                assert_eq!((h as u32) >> 30, 0);
+            }
+        }
+        // MPICH's nulls and real handles are not ours.
+        for v in [0x2c00_0000u32, 0x6c00_0000, 0xac00_0003, 0xec00_0001, 0, 1] {
+            assert_eq!(decode(0, v as c_int), None);
+            assert_eq!(decode(1, v as c_int), None);
+        }
+    }
+
+    #[test]
+    fn pointer_handles_round_trip() {
+        assert!(available::<*mut u8>());
+        for kind in 0..2 {
+            let h: *mut u8 = encode(kind, 5);
+            assert_eq!(decode(kind, h), Some(5));
+            assert_eq!(decode(1 - kind, h), None);
+        }
+        let real = Box::into_raw(Box::new(0u8));
+        assert_eq!(decode(0, real), None);
+        // SAFETY: from Box::into_raw just above.
+        drop(unsafe { Box::from_raw(real) });
+        assert_eq!(decode(0, core::ptr::null_mut::<u8>()), None);
+    }
+}
