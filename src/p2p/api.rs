@@ -218,6 +218,7 @@ fn raise(comm: ffi::MPI_Comm, code: c_int) -> c_int {
 ///
 /// # Safety
 /// As the MPI send calls.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn send(
     buf: *const c_void,
     count: c_int,
@@ -380,6 +381,14 @@ fn poke_real(spins: u32) {
     }
 }
 
+/// Returns held headers now and then while a caller waits (see
+/// `Engine::idle`).
+fn idle_now(spins: u32) {
+    if spins % 1024 == 64 {
+        engine::lock().idle();
+    }
+}
+
 /// Spins after which a waiting standard send is staged (stage-on-stall).
 const STALL_SPINS: u32 = 2000;
 
@@ -388,13 +397,16 @@ const STALL_SPINS: u32 = 2000;
 fn wait_ours(i: u32) -> (St, c_int) {
     let mut spins = 0u32;
     loop {
-        {
+        if spins % 16 == 0 || !engine::quiet() {
             let mut e = engine::lock();
             if let Some(r) = finish_if_done(&mut e, i) {
                 return r;
             }
             if spins == STALL_SPINS {
                 e.try_stage(i);
+            }
+            if spins % 1024 == 64 {
+                e.idle();
             }
         }
         spins = spins.wrapping_add(1);
@@ -490,6 +502,7 @@ pub unsafe fn recv(
 
 /// Posts a receive as a heapmpi request if the routing says so; `None`
 /// means the real MPI takes the call.
+#[allow(clippy::too_many_arguments)]
 fn post_ours(
     e: &mut Engine,
     buf: *mut c_void,
@@ -758,6 +771,7 @@ pub unsafe fn probe(
         spins = spins.wrapping_add(1);
         backoff(spins);
         poke_real(spins);
+        idle_now(spins);
     }
 }
 
@@ -828,6 +842,7 @@ pub unsafe fn mprobe(
         spins = spins.wrapping_add(1);
         backoff(spins);
         poke_real(spins);
+        idle_now(spins);
     }
 }
 
@@ -1141,6 +1156,7 @@ pub unsafe fn waitall(
         spins = spins.wrapping_add(1);
         backoff(spins);
         poke_real(spins);
+        idle_now(spins);
     }
     match err_comm {
         Some(c) => raise(c, ffi::MPI_ERR_IN_STATUS as c_int),
@@ -1305,6 +1321,7 @@ pub unsafe fn waitany(
         spins = spins.wrapping_add(1);
         backoff(spins);
         poke_real(spins);
+        idle_now(spins);
     }
 }
 
@@ -1405,6 +1422,7 @@ pub unsafe fn waitsome(
         spins = spins.wrapping_add(1);
         backoff(spins);
         poke_real(spins);
+        idle_now(spins);
     }
 }
 
@@ -1762,7 +1780,10 @@ pub unsafe fn startall(count: c_int, array: *mut ffi::MPI_Request) -> c_int {
 
 /// Registers a communicator a creating call just returned (collective over
 /// its members, like the call itself).
-pub fn comm_created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+///
+/// # Safety
+/// `newcomm` is the creating call's out-pointer.
+pub unsafe fn comm_created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
     if rc != 0 || !engine::enabled() || newcomm.is_null() {
         return rc;
     }

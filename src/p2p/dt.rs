@@ -183,6 +183,8 @@ pub unsafe fn unpack_prefix(
         if rem > 0 && full < count as usize {
             let (mut lb, mut ext): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
             ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+            // The cast is needed where MPI_Aint is `long` (MPICH).
+            #[allow(clippy::unnecessary_cast)]
             let elem = buf.wrapping_offset((full as isize).wrapping_mul(ext as isize));
             let mut tmp = vec![0u8; d.size];
             pack(elem, 1, dt, tmp.as_mut_ptr(), d.size, comm);

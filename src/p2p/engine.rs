@@ -248,6 +248,9 @@ struct Posted {
     polled: bool,
 }
 
+/// Inline headers held before they are returned in one batch.
+const HOLD_MAX: usize = 32;
+
 /// Header pool classes: 128 B << class.
 const CLASSES: usize = 11;
 /// Keep at most this many bytes of free headers per class.
@@ -325,6 +328,8 @@ pub struct Engine {
     /// Polled receives pending, per communicator id.
     polled: Vec<(u64, u32)>,
     polled_total: u32,
+    /// Inline headers received and not yet returned (see `flush_held`).
+    held: Vec<*mut Msg>,
     /// Communicator handle → info cache (see `comm`).
     comm_cache: Vec<(usize, &'static super::comm::CommInfo)>,
 }
@@ -338,6 +343,27 @@ static ENGINE: Mutex<Engine> = Mutex::new(Engine::new());
 /// Mirror of `Engine::on` readable without the lock (set once at init
 /// before any communication; Release/Acquire publishes the engine set-up).
 static ON: AtomicBool = AtomicBool::new(false);
+
+/// Our mailbox, for lock-free peeking by waiters (set once at start).
+static MY_MAILBOX: core::sync::atomic::AtomicPtr<Mailbox> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+/// Progress has work beyond the mailbox (helping, polling the real MPI).
+static NEED_POLL: AtomicBool = AtomicBool::new(false);
+
+/// True when a waiter can skip a round of progress: nothing arrived or came
+/// back and there is nothing to help with or poll. A hint only (Relaxed):
+/// waiters still take the lock every few rounds, so a completion made by
+/// another thread is seen.
+#[inline]
+pub fn quiet() -> bool {
+    let mb = MY_MAILBOX.load(Ordering::Relaxed);
+    if mb.is_null() || NEED_POLL.load(Ordering::Relaxed) {
+        return false;
+    }
+    // SAFETY: our mailbox in the shared region, mapped for the process's life.
+    let mb = unsafe { &*mb };
+    mb.head.load(Ordering::Relaxed).is_null() && mb.returned.load(Ordering::Relaxed).is_null()
+}
 
 /// Whether heapmpi serves local point-to-point traffic.
 #[inline]
@@ -369,6 +395,10 @@ pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning
     e.wild = wild;
     e.pid = std::process::id() as i32;
     e.on = true;
+    MY_MAILBOX.store(
+        mailboxes.wrapping_add(me_local as usize) as *mut Mailbox,
+        Ordering::Relaxed,
+    );
     drop(e);
     ON.store(true, Ordering::Release);
 }
@@ -414,6 +444,7 @@ impl Engine {
             scratch: Vec::new(),
             polled: Vec::new(),
             polled_total: 0,
+            held: Vec::new(),
             comm_cache: Vec::new(),
         }
     }
@@ -503,6 +534,7 @@ impl Engine {
     /// # Safety
     /// The send buffer holds `count` elements of the datatype and stays
     /// valid until the send completes.
+    #[allow(clippy::result_unit_err)]
     pub unsafe fn send(&mut self, s: &SendSpec, req: Option<u32>) -> Result<Sent, ()> {
         let bytes = dt::packed_size(s.count, &s.dt);
         let inline = bytes <= self.tune.immediate_max;
@@ -620,7 +652,8 @@ impl Engine {
         if flags & F_SYNERGY != 0 {
             self.helpable.push(m);
         }
-        self.mailbox(s.dest_local).push(m, self.tune.lockfree);
+        // SAFETY: `m` is a complete header of ours, linked nowhere.
+        unsafe { self.mailbox(s.dest_local).push(m, self.tune.lockfree) };
         Ok(match slot {
             Some(i) => Sent::Pending(i),
             None => Sent::Done,
@@ -870,8 +903,36 @@ impl Engine {
             cancelled: false,
         };
         let sender = h.src_local;
-        self.mailbox(sender).give_back(m);
+        if flags & (F_INLINE | F_SYNC) == F_INLINE {
+            // Nobody waits for this header: return it later, in a batch,
+            // off the latency path.
+            self.held.push(m);
+            if self.held.len() >= HOLD_MAX {
+                self.flush_held();
+            }
+        } else {
+            // SAFETY: a header we are done with, linked nowhere.
+            unsafe { self.mailbox(sender).give_back(m) };
+        }
         st
+    }
+
+    /// Returns the held headers to their senders, one chain per sender.
+    pub fn flush_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let mut held = core::mem::take(&mut self.held);
+        // SAFETY: held headers are live until given back.
+        held.sort_unstable_by_key(|&m| unsafe { (*m).src_local });
+        for run in held.chunk_by(|&a, &b| unsafe { (*a).src_local == (*b).src_local }) {
+            // SAFETY: as above.
+            let sender = unsafe { (*run[0]).src_local };
+            // SAFETY: headers we are done with, linked nowhere.
+            unsafe { self.mailbox(sender).give_back_all(run) };
+        }
+        held.clear();
+        self.held = held;
     }
 
     fn cma_read(&self, h: &Msg, data: *const u8, n: usize, spec: &RecvSpec) {
@@ -1019,6 +1080,18 @@ impl Engine {
         if self.polled_total > 0 {
             self.poll_real();
         }
+        // Relaxed: a hint for `quiet`, which waiters re-check under the lock
+        // regularly anyway.
+        NEED_POLL.store(
+            !self.helpable.is_empty() || self.polled_total > 0,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// What a waiter does when nothing has happened for a while: return
+    /// held headers so their sender can reuse them.
+    pub fn idle(&mut self) {
+        self.flush_held();
     }
 
     /// Serves polled receives from the real MPI, in posting order: a

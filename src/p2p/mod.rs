@@ -75,7 +75,11 @@ pub fn before_finalize(node: ffi::MPI_Comm) -> u64 {
     if !engine::enabled() {
         return 0;
     }
-    engine::lock().progress();
+    {
+        let mut e = engine::lock();
+        e.progress();
+        e.flush_held();
+    }
     // SAFETY: every local rank calls this from MPI_Finalize (collective).
     unsafe { ffi::PMPI_Barrier(node) };
     let mut e = engine::lock();
