@@ -1094,10 +1094,19 @@ impl Engine {
         self.flush_held();
     }
 
-    /// Serves polled receives from the real MPI, in posting order: a
-    /// matched probe takes exactly the message the receive gets.
+    /// Serves polled receives from the real MPI, in posting order.
+    ///
+    /// For each polled receive a plain probe finds the message it would get;
+    /// if an earlier polled receive also matches that (source, tag), the pass
+    /// starts over so the earlier one gets it (a message may have arrived
+    /// after the earlier receive was probed). Otherwise a matched probe on
+    /// exactly that source and tag takes the message (the first from that
+    /// source with that tag, hence the one just seen) and `MPI_Imrecv` moves
+    /// it into the receive's buffer.
     fn poll_real(&mut self) {
+        let w = self.wild;
         let mut i = 0;
+        let mut restarts = 0;
         while i < self.posted.len() {
             if !self.posted[i].polled {
                 i += 1;
@@ -1106,14 +1115,34 @@ impl Engine {
             let req = self.posted[i].req;
             let spec = self.reqs[req as usize].recv.expect("receive");
             let mut flag: c_int = 0;
-            // SAFETY: reading an MPI constant.
-            let mut msg = unsafe { ffi::RSMPI_MESSAGE_NULL };
+            // SAFETY: a zeroed status is a valid out-buffer.
+            let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };
             // SAFETY: valid communicator (pending operations keep it alive)
             // and out-pointers.
+            let rc = unsafe { ffi::PMPI_Iprobe(spec.src, spec.tag, spec.comm, &mut flag, &mut st) };
+            if rc != 0 || flag == 0 {
+                i += 1;
+                continue;
+            }
+            let (s, t) = (st.MPI_SOURCE, st.MPI_TAG);
+            let earlier = self.posted.iter().take(i).any(|p| {
+                p.polled
+                    && p.comm_id == spec.comm_id
+                    && (p.src == w.any_source || p.src == s)
+                    && (p.tag == w.any_tag || p.tag == t)
+            });
+            if earlier && restarts < 64 {
+                restarts += 1;
+                i = 0;
+                continue;
+            }
+            // SAFETY: reading an MPI constant.
+            let mut msg = unsafe { ffi::RSMPI_MESSAGE_NULL };
+            // SAFETY: as above.
             let rc = unsafe {
                 ffi::PMPI_Improbe(
-                    spec.src,
-                    spec.tag,
+                    s,
+                    t,
                     spec.comm,
                     &mut flag,
                     &mut msg,
