@@ -9,7 +9,7 @@
 //! receiver with the real MPI's `PMPI_Pack`/`PMPI_Unpack`, which handle every
 //! derived type, `MPI_BOTTOM` with absolute addresses included.
 
-use core::ffi::c_int;
+use core::ffi::{c_int, c_void};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -116,6 +116,39 @@ pub fn packed_size(count: c_int, dt: &Dt) -> usize {
     count as usize * dt.size
 }
 
+/// Runs `f` on an equivalent (buffer, count, datatype) triple whose buffer
+/// is not null: MPICH's `MPI_Pack`/`MPI_Unpack` refuse `MPI_BOTTOM` (a null
+/// buffer with absolute displacements). The triple becomes one element of a
+/// temporary struct type holding the `count` elements at displacement
+/// `-anchor`, packed from `anchor` (any non-null address): the same bytes.
+fn non_null<R>(
+    buf: *const u8,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    f: impl FnOnce(*const u8, c_int, ffi::MPI_Datatype) -> R,
+) -> R {
+    if !buf.is_null() || count == 0 {
+        return f(buf, count, dt);
+    }
+    static ANCHOR: u8 = 0;
+    let anchor = &ANCHOR as *const u8;
+    let disp: ffi::MPI_Aint = (anchor as usize).wrapping_neg() as ffi::MPI_Aint;
+    let mut t = dt;
+    // SAFETY: a one-block struct type over a valid datatype; freed below.
+    unsafe {
+        let types = [dt];
+        if ffi::PMPI_Type_create_struct(1, &count, &disp, types.as_ptr() as *mut _, &mut t) != 0
+            || ffi::PMPI_Type_commit(&mut t) != 0
+        {
+            return f(buf, count, dt);
+        }
+    }
+    let r = f(anchor, 1, t);
+    // SAFETY: the temporary type made above.
+    unsafe { ffi::PMPI_Type_free(&mut t) };
+    r
+}
+
 /// Packs `count` elements of `dt` at `buf` into `out` (room for
 /// `packed_size` bytes). Returns false if the real MPI refused (e.g. an
 /// uncommitted type).
@@ -130,19 +163,21 @@ pub unsafe fn pack(
     len: usize,
     comm: ffi::MPI_Comm,
 ) -> bool {
-    let mut pos: c_int = 0;
-    // SAFETY: per the contract.
-    unsafe {
-        ffi::PMPI_Pack(
-            buf.cast(),
-            count,
-            dt,
-            out.cast(),
-            len.min(c_int::MAX as usize) as c_int,
-            &mut pos,
-            comm,
-        ) == 0
-    }
+    non_null(buf, count, dt, |buf, count, dt| {
+        let mut pos: c_int = 0;
+        // SAFETY: per the contract (the same bytes as the caller's triple).
+        unsafe {
+            ffi::PMPI_Pack(
+                buf.cast(),
+                count,
+                dt,
+                out.cast(),
+                len.min(c_int::MAX as usize) as c_int,
+                &mut pos,
+                comm,
+            ) == 0
+        }
+    })
 }
 
 /// Unpacks the first `len` packed bytes at `src` into `count` elements of
@@ -170,15 +205,17 @@ pub unsafe fn unpack_prefix(
     // SAFETY: per the contract; `full * size ≤ len` bytes are read.
     unsafe {
         if full > 0 {
-            ffi::PMPI_Unpack(
-                src.cast(),
-                len.min(c_int::MAX as usize) as c_int,
-                &mut pos,
-                buf.cast(),
-                full as c_int,
-                dt,
-                comm,
-            );
+            non_null(buf, full as c_int, dt, |b, c, t| {
+                ffi::PMPI_Unpack(
+                    src.cast(),
+                    len.min(c_int::MAX as usize) as c_int,
+                    &mut pos,
+                    b as *mut c_void,
+                    c,
+                    t,
+                    comm,
+                )
+            });
         }
         if rem > 0 && full < count as usize {
             let (mut lb, mut ext): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
@@ -190,15 +227,17 @@ pub unsafe fn unpack_prefix(
             pack(elem, 1, dt, tmp.as_mut_ptr(), d.size, comm);
             core::ptr::copy_nonoverlapping(src.add(full * d.size), tmp.as_mut_ptr(), rem);
             let mut p2: c_int = 0;
-            ffi::PMPI_Unpack(
-                tmp.as_ptr().cast(),
-                d.size as c_int,
-                &mut p2,
-                elem.cast(),
-                1,
-                dt,
-                comm,
-            );
+            non_null(elem, 1, dt, |b, c, t| {
+                ffi::PMPI_Unpack(
+                    tmp.as_ptr().cast(),
+                    d.size as c_int,
+                    &mut p2,
+                    b as *mut c_void,
+                    c,
+                    t,
+                    comm,
+                )
+            });
         }
     }
 }
