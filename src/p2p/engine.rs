@@ -1346,9 +1346,10 @@ fn copy_blocks(
 pub fn oversubscribed() -> bool {
     static OVER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *OVER.get_or_init(|| {
-        let cpus = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+        // Online CPUs, not this process's affinity: a rank bound to one
+        // core (`--bind-to core`) is not oversubscribed.
+        // SAFETY: sysconf has no preconditions.
+        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
         let nlocal = crate::mpi::outcome()
             .map(|o| o.nlocal as usize)
             .unwrap_or(1);
@@ -1356,10 +1357,12 @@ pub fn oversubscribed() -> bool {
     })
 }
 
-/// Waiting policy: spin briefly, then yield (at once when oversubscribed).
+/// Waiting policy: spin for some microseconds (a round is a few ns when
+/// the mailbox is quiet), then yield; yield almost at once when ranks
+/// outnumber cores, since the peer needs this CPU to make progress.
 #[inline]
 pub fn backoff(spins: u32) {
-    if spins > 64 || (spins > 4 && oversubscribed()) {
+    if spins > 4096 || (spins > 4 && oversubscribed()) {
         std::thread::yield_now();
     } else {
         core::hint::spin_loop();
