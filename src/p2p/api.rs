@@ -1298,7 +1298,10 @@ pub unsafe fn waitany(
             }
             return rc;
         }
-        if !active {
+        // The real MPI reports "no active request" as flag set, index
+        // MPI_UNDEFINED.
+        let real_active = !(f != 0 && idx == undefined);
+        if !active && !real_active {
             // No active request at all.
             // SAFETY: the caller's pointers.
             unsafe {
