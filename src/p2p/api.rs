@@ -324,6 +324,26 @@ pub unsafe fn isend(
         }
     }
     // SAFETY: forwarded unchanged.
+    unsafe { real_isend(buf, count, dtype, dest, tag, comm, mode, ready, request) }
+}
+
+/// The real MPI's nonblocking send of the given mode.
+///
+/// # Safety
+/// As the MPI calls.
+#[allow(clippy::too_many_arguments)]
+unsafe fn real_isend(
+    buf: *const c_void,
+    count: c_int,
+    dtype: ffi::MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: ffi::MPI_Comm,
+    mode: Mode,
+    ready: bool,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: per the contract.
     unsafe {
         match (mode, ready) {
             (Mode::Sync, _) => ffi::PMPI_Issend(buf, count, dtype, dest, tag, comm, request),
@@ -1646,44 +1666,17 @@ fn start_ours(e: &mut Engine, i: u32) -> c_int {
             let mut inner = req_null();
             // SAFETY: the persistent request's arguments.
             let rc = unsafe {
-                match (s.mode, ready) {
-                    (Mode::Sync, _) => ffi::PMPI_Issend(
-                        s.buf.cast(),
-                        s.count,
-                        s.dtype,
-                        peer,
-                        s.tag,
-                        s.comm,
-                        &mut inner,
-                    ),
-                    (Mode::Buffered, _) => ffi::PMPI_Ibsend(
-                        s.buf.cast(),
-                        s.count,
-                        s.dtype,
-                        peer,
-                        s.tag,
-                        s.comm,
-                        &mut inner,
-                    ),
-                    (Mode::Standard, true) => ffi::PMPI_Irsend(
-                        s.buf.cast(),
-                        s.count,
-                        s.dtype,
-                        peer,
-                        s.tag,
-                        s.comm,
-                        &mut inner,
-                    ),
-                    (Mode::Standard, false) => ffi::PMPI_Isend(
-                        s.buf.cast(),
-                        s.count,
-                        s.dtype,
-                        peer,
-                        s.tag,
-                        s.comm,
-                        &mut inner,
-                    ),
-                }
+                real_isend(
+                    s.buf.cast(),
+                    s.count,
+                    s.dtype,
+                    peer,
+                    s.tag,
+                    s.comm,
+                    s.mode,
+                    ready,
+                    &mut inner,
+                )
             };
             e.req(i as usize).unwrap().inner = Some(inner);
             if rc != 0 {

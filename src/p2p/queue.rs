@@ -164,15 +164,7 @@ fn stack_push_chain(top: &AtomicPtr<Msg>, first: *mut Msg, last: *mut Msg) {
 /// sequence, so the consumer's Acquire swap sees every pushed header whole.
 #[inline]
 fn stack_push(top: &AtomicPtr<Msg>, m: *mut Msg) {
-    let mut old = top.load(Ordering::Relaxed);
-    loop {
-        // SAFETY: `m` is a header this thread owns until the CAS succeeds.
-        unsafe { (*m).next.store(old, Ordering::Relaxed) };
-        match top.compare_exchange_weak(old, m, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(cur) => old = cur,
-        }
-    }
+    stack_push_chain(top, m, m);
 }
 
 /// Takes a whole Treiber stack and returns it oldest-first.
