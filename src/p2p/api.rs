@@ -77,9 +77,17 @@ fn any_tag() -> c_int {
     unsafe { ffi::RSMPI_ANY_TAG }
 }
 
+/// A null buffer with data to move and a predefined datatype: not
+/// `MPI_BOTTOM` with absolute displacements (that needs a derived type), so
+/// the real MPI decides (Open MPI reports `MPI_ERR_BUFFER`).
+fn null_buffer(buf: *const c_void, count: c_int, d: &dt::Dt) -> bool {
+    buf.is_null() && count > 0 && d.size > 0 && d.contig
+}
+
 /// Routing of a send.
 fn route_send(
     e: &mut Engine,
+    buf: *const c_void,
     count: c_int,
     dtype: ffi::MPI_Datatype,
     dest: c_int,
@@ -102,6 +110,9 @@ fn route_send(
         return None;
     }
     let d = dt::info(dtype)?;
+    if null_buffer(buf, count, &d) {
+        return None;
+    }
     match info.local_index(dest) {
         Some(l) => Some((info, l, d)),
         None => {
@@ -114,6 +125,7 @@ fn route_send(
 /// Routing of a receive (or probe, with `dtype` `None`).
 fn route_recv(
     e: &mut Engine,
+    buf: *const c_void,
     count: c_int,
     dtype: Option<ffi::MPI_Datatype>,
     src: c_int,
@@ -133,8 +145,8 @@ fn route_recv(
     };
     let d = match dtype {
         Some(t) => match dt::info(t) {
-            Some(d) => Some(d),
-            None => return (Route::Real, None),
+            Some(d) if !null_buffer(buf, count, &d) => Some(d),
+            _ => return (Route::Real, None),
         },
         None => None,
     };
@@ -231,7 +243,7 @@ pub unsafe fn send(
 ) -> c_int {
     if engine::enabled() {
         let mut e = engine::lock();
-        if let Some((info, l, d)) = route_send(&mut e, count, dtype, dest, tag, comm) {
+        if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
             let s = send_spec(buf, count, dtype, d, comm, info, l, tag, mode);
             // SAFETY: the caller's buffer, valid for the call.
             match unsafe { e.send(&s, None) } {
@@ -300,7 +312,7 @@ pub unsafe fn isend(
 ) -> c_int {
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        if let Some((info, l, d)) = route_send(&mut e, count, dtype, dest, tag, comm) {
+        if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
             let s = send_spec(buf, count, dtype, d, comm, info, l, tag, mode);
             // SAFETY: the caller keeps the buffer until completion.
             match unsafe { e.send(&s, None) } {
@@ -472,7 +484,7 @@ pub unsafe fn recv(
 ) -> c_int {
     if engine::enabled() {
         let mut e = engine::lock();
-        let (route, d) = route_recv(&mut e, count, Some(dtype), src, tag, comm);
+        let (route, d) = route_recv(&mut e, buf, count, Some(dtype), src, tag, comm);
         let spec = |info: &CommInfo| RecvSpec {
             buf: buf as *mut u8,
             count,
@@ -533,7 +545,7 @@ fn post_ours(
     comm: ffi::MPI_Comm,
     slot: Option<u32>,
 ) -> Option<u32> {
-    let (route, d) = route_recv(e, count, Some(dtype), src, tag, comm);
+    let (route, d) = route_recv(e, buf, count, Some(dtype), src, tag, comm);
     let (info, polled) = match route {
         Route::Real => return None,
         Route::Local(info) => (info, false),
@@ -604,9 +616,9 @@ pub unsafe fn sendrecv(
 ) -> c_int {
     let ours = engine::enabled() && handles_ok() && {
         let mut e = engine::lock();
-        route_send(&mut e, scount, sdt, dest, stag, comm).is_some()
+        route_send(&mut e, sbuf, scount, sdt, dest, stag, comm).is_some()
             || !matches!(
-                route_recv(&mut e, rcount, Some(rdt), src, rtag, comm).0,
+                route_recv(&mut e, rbuf, rcount, Some(rdt), src, rtag, comm).0,
                 Route::Real
             )
     };
@@ -677,9 +689,9 @@ pub unsafe fn sendrecv_replace(
 ) -> c_int {
     let d = if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        let ours = route_send(&mut e, count, dtype, dest, stag, comm).is_some()
+        let ours = route_send(&mut e, buf, count, dtype, dest, stag, comm).is_some()
             || !matches!(
-                route_recv(&mut e, count, Some(dtype), src, rtag, comm).0,
+                route_recv(&mut e, buf, count, Some(dtype), src, rtag, comm).0,
                 Route::Real
             );
         if ours {
@@ -740,7 +752,7 @@ pub unsafe fn probe(
 ) -> c_int {
     let route = if engine::enabled() {
         let mut e = engine::lock();
-        match route_recv(&mut e, 0, None, src, tag, comm).0 {
+        match route_recv(&mut e, core::ptr::null(), 0, None, src, tag, comm).0 {
             Route::Real => None,
             Route::Local(info) => Some((info.id, false)),
             Route::Polled(info) => Some((info.id, true)),
@@ -810,7 +822,7 @@ pub unsafe fn mprobe(
 ) -> c_int {
     let route = if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        match route_recv(&mut e, 0, None, src, tag, comm).0 {
+        match route_recv(&mut e, core::ptr::null(), 0, None, src, tag, comm).0 {
             Route::Real => None,
             Route::Local(info) => Some((info.id, false)),
             Route::Polled(info) => Some((info.id, true)),
@@ -1559,7 +1571,7 @@ pub unsafe fn send_init(
 ) -> c_int {
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        if let Some((info, l, d)) = route_send(&mut e, count, dtype, dest, tag, comm) {
+        if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
             let s = send_spec(buf, count, dtype, d, comm, info, l, tag, mode);
             if let Some(i) = e.new_req(comm) {
                 let r = e.req(i as usize).unwrap();
@@ -1605,7 +1617,7 @@ pub unsafe fn recv_init(
 ) -> c_int {
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        let (route, d) = route_recv(&mut e, count, Some(dtype), src, tag, comm);
+        let (route, d) = route_recv(&mut e, buf, count, Some(dtype), src, tag, comm);
         let info = match route {
             Route::Local(info) | Route::Polled(info) => Some(info),
             // A remote source on a known communicator: still ours.
@@ -1687,6 +1699,7 @@ fn start_ours(e: &mut Engine, i: u32) -> c_int {
         Persist::Recv(spec, _) => {
             let (route, _) = route_recv(
                 e,
+                spec.buf as *const c_void,
                 spec.count,
                 Some(spec.dtype),
                 spec.src,

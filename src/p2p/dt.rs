@@ -31,8 +31,24 @@ pub struct Dt {
 /// communication: Relaxed is enough (MPI_Init synchronises).
 static NAMED: AtomicI32 = AtomicI32::new(i32::MIN);
 
-/// Learns the MPI's value of `MPI_COMBINER_NAMED`.
+/// A private duplicate of `MPI_COMM_SELF` with `MPI_ERRORS_RETURN`, for
+/// probing datatypes without raising errors on the program's handlers.
+/// Set once at init (before any communication).
+static CHECK_COMM: std::sync::OnceLock<crate::mpi::Comm> = std::sync::OnceLock::new();
+
+/// Learns the MPI's value of `MPI_COMBINER_NAMED` and makes the checking
+/// communicator.
 pub fn init() {
+    // SAFETY: reading an MPI constant.
+    let mut c = unsafe { ffi::RSMPI_COMM_NULL };
+    // SAFETY: MPI is initialised; valid out-pointer; the handle is kept for
+    // the life of the process.
+    unsafe {
+        if ffi::PMPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut c) == 0 {
+            ffi::PMPI_Comm_set_errhandler(c, ffi::RSMPI_ERRORS_RETURN);
+            let _ = CHECK_COMM.set(crate::mpi::Comm(c));
+        }
+    }
     let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
     // SAFETY: a predefined datatype, valid out-pointers.
     if unsafe {
@@ -84,6 +100,31 @@ pub fn info(dt: ffi::MPI_Datatype) -> Option<Dt> {
         return None;
     }
     let named = comb == NAMED.load(Ordering::Relaxed);
+    if !named {
+        // A derived type must be committed: packing zero elements fails
+        // otherwise (both MPIs), and heapmpi then leaves the call to the
+        // real MPI, which reports it. Without the checking communicator the
+        // type is not used here at all.
+        let comm = CHECK_COMM.get()?.0;
+        let (mut out, mut pos) = (0u8, 0 as c_int);
+        // SAFETY: zero elements are read; one byte of room; a valid
+        // communicator whose errors return.
+        let inb = &out as *const u8;
+        if unsafe {
+            ffi::PMPI_Pack(
+                inb.cast(),
+                0,
+                dt,
+                (&mut out as *mut u8).cast(),
+                1,
+                &mut pos,
+                comm,
+            )
+        } != 0
+        {
+            return None;
+        }
+    }
     let mut contig = false;
     if named {
         let (mut lb, mut ext, mut tlb, mut text): (
