@@ -1,0 +1,230 @@
+//! Point-to-point conformance (issue 3): the C programs `tests/c/p2p_*.c`
+//! under real `mpirun`, compared with the stock MPI.
+//!
+//! Each program prints only what MPI makes deterministic (see the header of
+//! each program and `tests/c/p2p_util.h`) and exits non-zero when one of its
+//! own checks fails. For every program, every available MPI flavour and
+//! every configuration (2 ranks, 4 ranks, and 4 ranks in pretend nodes of 2
+//! with `HEAPMPI_TEST_NODE_SIZE=2`, which makes ranks {0,1} and {2,3} two
+//! nodes, so traffic between them goes to the real MPI), the test:
+//!
+//! 1. runs the program under the stock MPI (no heapmpi; the pretend-node
+//!    variable is set there too, for symmetry; it changes nothing there):
+//!    it must pass, or the program itself is wrong and the configuration is
+//!    not compared;
+//! 2. runs it under heapmpi both ways in (`LD_PRELOAD` and `--wrap`): it must
+//!    pass and its stdout must be byte-identical to the stock run's. In the
+//!    2-rank configuration the heapmpi runs have `HEAPMPI_STATS=1` and every
+//!    rank must report an active shared heap.
+//!
+//! One test per program, so cargo runs them in parallel (two at a time on
+//! two cores). Run: `cargo test --release --test p2p` (builds the library
+//! first through `wrappers/heapmpi-build`; `HEAPMPI_TEST_NO_BUILD=1` to use
+//! the existing one). `P2P_SECTION_TIMES=1` in the environment of a manual
+//! run makes the programs print per-section times on stderr.
+
+mod common;
+
+use common::*;
+
+/// One configuration of the matrix.
+struct Config {
+    nranks: usize,
+    /// Set on the stock and the heapmpi runs.
+    env: &'static [(&'static str, &'static str)],
+    /// The heapmpi runs also get HEAPMPI_STATS=1 and must report an active
+    /// heap on every rank.
+    stats: bool,
+    /// Arguments for p2p_random (its seeds), different per configuration.
+    random_seeds: &'static [&'static str],
+}
+
+const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
+
+const CONFIGS: [Config; 3] = [
+    Config {
+        nranks: 2,
+        env: &[],
+        stats: true,
+        random_seeds: &["101", "102", "103"],
+    },
+    Config {
+        nranks: 4,
+        env: &[],
+        stats: false,
+        random_seeds: &["201", "202", "203"],
+    },
+    Config {
+        nranks: 4,
+        env: &PRETEND_NODES,
+        stats: false,
+        random_seeds: &["301", "302", "303"],
+    },
+];
+
+/// The last lines a passing program prints: "rank N: <verdict> ok".
+fn verdict_lines(n: usize, verdict: &str) -> Vec<String> {
+    per_rank_lines(n, &format!("{verdict} ok"))
+}
+
+/// The stock run passed: exit 0 and every rank's verdict line at the end.
+fn check_stock(out: &Output, n: usize, verdict: &str) -> Result<(), String> {
+    check_success(out)?;
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    if tail != verdict_lines(n, verdict) {
+        return Err(format!(
+            "stdout does not end with the {n} lines \"rank N: {verdict} ok\""
+        ));
+    }
+    Ok(())
+}
+
+/// The heapmpi run passed and printed exactly what the stock run printed.
+fn check_same_as_stock(out: &Output, stock: &Output) -> Result<(), String> {
+    let same = out.stdout == stock.stdout;
+    let status = check_success(out);
+    if same && status.is_ok() {
+        return Ok(());
+    }
+    let mut msg = String::new();
+    if let Err(e) = status {
+        msg.push_str(&e);
+        msg.push('\n');
+    }
+    if !same {
+        let a: Vec<&str> = stock.stdout.lines().collect();
+        let b: Vec<&str> = out.stdout.lines().collect();
+        let first = a
+            .iter()
+            .zip(b.iter())
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        msg.push_str(&format!(
+            "stdout differs from the stock run (first difference at line {}: \
+             stock {:?}, heapmpi {:?})\n--- stock stdout ({}) ---\n{}\n",
+            first + 1,
+            a.get(first).copied().unwrap_or("<end>"),
+            b.get(first).copied().unwrap_or("<end>"),
+            stock.desc,
+            stock.stdout.trim_end()
+        ));
+    }
+    Err(msg.trim_end().to_string())
+}
+
+/// Runs one program over the whole matrix; `verdict` is the word of its
+/// "rank N: <verdict> ok" lines.
+fn conformance(test: &str, program: &str, verdict: &str) {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for cfg in &CONFIGS {
+            let n = cfg.nranks;
+            let args: &[&str] = if program == "p2p_random" {
+                cfg.random_seeds
+            } else {
+                &[]
+            };
+            let stock_case = Case::new(program, f, Mode::Stock, n)
+                .args(args)
+                .env(cfg.env);
+            let stock = match run_mpi(&stock_case) {
+                Ok(o) => o,
+                Err(e) => {
+                    fl.fail(&stock_case.name(), e);
+                    continue;
+                }
+            };
+            let stock_ok = if stock.timed_out {
+                Err(format!("timed out after {:?}", job_timeout()))
+            } else {
+                check_stock(&stock, n, verdict)
+            };
+            let stock_passed = stock_ok.is_ok();
+            fl.check(
+                &format!("{} (reference run)", stock_case.name()),
+                &stock,
+                stock_ok.map_err(|e| {
+                    format!("{e}\nthe program fails under the stock MPI: it is wrong, not heapmpi")
+                }),
+            );
+            if !stock_passed {
+                continue;
+            }
+            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
+            if cfg.stats {
+                env.extend_from_slice(&STATS);
+            }
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).args(args).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if cfg.stats {
+                        check_status_lines(o, n, HeapState::Active)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}
+
+#[test]
+fn p2p_order_and_matching() {
+    conformance("p2p_order_and_matching", "p2p_order", "order");
+}
+
+#[test]
+fn p2p_nonblocking_and_completion() {
+    conformance(
+        "p2p_nonblocking_and_completion",
+        "p2p_nonblocking",
+        "nonblocking",
+    );
+}
+
+#[test]
+fn p2p_probe_and_matched_probe() {
+    conformance("p2p_probe_and_matched_probe", "p2p_probe", "probe");
+}
+
+#[test]
+fn p2p_errors_return() {
+    conformance("p2p_errors_return", "p2p_errors", "errors");
+}
+
+#[test]
+fn p2p_derived_datatypes() {
+    conformance("p2p_derived_datatypes", "p2p_datatypes", "datatypes");
+}
+
+#[test]
+fn p2p_communicators() {
+    conformance("p2p_communicators", "p2p_comms", "comms");
+}
+
+#[test]
+fn p2p_persistent_requests() {
+    conformance("p2p_persistent_requests", "p2p_persistent", "persistent");
+}
+
+#[test]
+fn p2p_cancel() {
+    conformance("p2p_cancel", "p2p_cancel", "cancel");
+}
+
+#[test]
+fn p2p_large_messages() {
+    conformance("p2p_large_messages", "p2p_large", "large");
+}
+
+#[test]
+fn p2p_thread_multiple() {
+    conformance("p2p_thread_multiple", "p2p_threads", "threads");
+}
+
+#[test]
+fn p2p_random_traffic() {
+    conformance("p2p_random_traffic", "p2p_random", "random");
+}
