@@ -738,6 +738,42 @@ pub unsafe fn sendrecv_replace(
 
 // ----- probes -----
 
+/// What a probe of the real MPI found.
+enum RealProbe {
+    /// Nothing.
+    None,
+    /// A message no pending polled receive can take.
+    Found(ffi::MPI_Status),
+    /// A message an earlier polled receive takes: look again.
+    Retry,
+    /// The real MPI's error.
+    Err(c_int),
+}
+
+/// Probes the real MPI for a wildcard probe on a communicator spanning
+/// nodes. A message that a pending polled receive matches belongs to that
+/// receive (it was posted first, and the real MPI would have matched it on
+/// arrival): progress hands it over and the probe looks again.
+fn real_probe(id: u64, src: c_int, tag: c_int, comm: ffi::MPI_Comm) -> RealProbe {
+    let mut f: c_int = 0;
+    // SAFETY: a zeroed status is a valid out-buffer.
+    let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };
+    // SAFETY: valid arguments and out-pointers.
+    let rc = unsafe { ffi::PMPI_Iprobe(src, tag, comm, &mut f, &mut st) };
+    if rc != 0 {
+        return RealProbe::Err(rc);
+    }
+    if f == 0 {
+        return RealProbe::None;
+    }
+    let mut e = engine::lock();
+    if e.polled_matches(id, st.MPI_SOURCE, st.MPI_TAG) {
+        e.progress();
+        return RealProbe::Retry;
+    }
+    RealProbe::Found(st)
+}
+
 /// `MPI_Iprobe` (`blocking` false) and `MPI_Probe` (true).
 ///
 /// # Safety
@@ -784,15 +820,20 @@ pub unsafe fn probe(
             return 0;
         }
         if both {
-            let mut f: c_int = 0;
-            // SAFETY: forwarded arguments, valid out-pointers.
-            let rc = unsafe { ffi::PMPI_Iprobe(src, tag, comm, &mut f, status) };
-            if rc != 0 || f != 0 {
-                if !blocking {
-                    // SAFETY: the caller's flag.
-                    unsafe { *flag = f };
+            match real_probe(id, src, tag, comm) {
+                RealProbe::Err(rc) => return rc,
+                RealProbe::Found(st) => {
+                    // SAFETY: the caller's pointers.
+                    unsafe {
+                        write_status(&St::Real(st), status);
+                        if !blocking {
+                            *flag = 1;
+                        }
+                    }
+                    return 0;
                 }
-                return rc;
+                RealProbe::Retry => continue,
+                RealProbe::None => {}
             }
         }
         if !blocking {
@@ -855,15 +896,26 @@ pub unsafe fn mprobe(
             return 0;
         }
         if both {
-            let mut f: c_int = 0;
-            // SAFETY: forwarded arguments, valid out-pointers.
-            let rc = unsafe { ffi::PMPI_Improbe(src, tag, comm, &mut f, message, status) };
-            if rc != 0 || f != 0 {
-                if !blocking {
-                    // SAFETY: the caller's flag.
-                    unsafe { *flag = f };
+            match real_probe(id, src, tag, comm) {
+                RealProbe::Err(rc) => return rc,
+                RealProbe::Found(st) => {
+                    // Take exactly that message: the first from its source
+                    // with its tag.
+                    let mut f: c_int = 0;
+                    // SAFETY: valid arguments and out-pointers.
+                    let rc = unsafe {
+                        ffi::PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &mut f, message, status)
+                    };
+                    if rc != 0 || f != 0 {
+                        if !blocking {
+                            // SAFETY: the caller's flag.
+                            unsafe { *flag = f };
+                        }
+                        return rc;
+                    }
                 }
-                return rc;
+                RealProbe::Retry => continue,
+                RealProbe::None => {}
             }
         }
         if !blocking {

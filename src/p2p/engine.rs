@@ -788,6 +788,19 @@ impl Engine {
         false
     }
 
+    /// Whether a pending polled receive on communicator `id` matches a
+    /// message from `src` with `tag`.
+    pub fn polled_matches(&self, id: u64, src: i32, tag: i32) -> bool {
+        let w = self.wild;
+        self.polled_total > 0
+            && self.posted.iter().any(|p| {
+                p.polled
+                    && p.comm_id == id
+                    && (p.src == w.any_source || p.src == src)
+                    && (p.tag == w.any_tag || p.tag == tag)
+            })
+    }
+
     /// Pending polled receives on communicator `id`.
     pub fn polled_on(&self, id: u64) -> bool {
         self.polled_total > 0 && self.polled.iter().any(|e| e.0 == id && e.1 > 0)
