@@ -72,22 +72,22 @@ c_exports! {
     /// `MPI_Probe`.
     fn MPI_Probe(src: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
         // SAFETY: the caller's arguments, forwarded (no flag for Probe).
-        unsafe { api::probe(src, tag, comm, core::ptr::null_mut(), status, true) }
+        unsafe { api::probe(src, tag, comm, core::ptr::null_mut(), None, status, true) }
     }
     /// `MPI_Iprobe`.
     fn MPI_Iprobe(src: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::probe(src, tag, comm, flag, status, false) }
+        unsafe { api::probe(src, tag, comm, flag, None, status, false) }
     }
     /// `MPI_Mprobe`.
     fn MPI_Mprobe(src: c_int, tag: c_int, comm: MPI_Comm, msg: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
         // SAFETY: the caller's arguments, forwarded (no flag for Mprobe).
-        unsafe { api::mprobe(src, tag, comm, core::ptr::null_mut(), msg, status, true) }
+        unsafe { api::probe(src, tag, comm, core::ptr::null_mut(), Some(msg), status, true) }
     }
     /// `MPI_Improbe`.
     fn MPI_Improbe(src: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, msg: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::mprobe(src, tag, comm, flag, msg, status, false) }
+        unsafe { api::probe(src, tag, comm, flag, Some(msg), status, false) }
     }
     /// `MPI_Mrecv`.
     fn MPI_Mrecv(buf: *mut c_void, count: c_int, dt: MPI_Datatype, msg: *mut MPI_Message, status: *mut MPI_Status) -> c_int {

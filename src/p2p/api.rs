@@ -23,9 +23,7 @@ use mpi_sys as ffi;
 
 use super::comm::CommInfo;
 use super::dt;
-use super::engine::{
-    self, backoff, Engine, Mode, Persist, PersistTarget, RecvSpec, SendSpec, Sent, St,
-};
+use super::engine::{self, backoff, Engine, Mode, Persist, RecvSpec, SendSpec, Sent, St};
 use super::handle::{self, RawHandle};
 use crate::stats;
 
@@ -431,6 +429,7 @@ fn wait_ours(i: u32) -> (St, c_int) {
     loop {
         if spins % 16 == 0 || !engine::quiet() {
             let mut e = engine::lock();
+            e.progress();
             if let Some(r) = finish_if_done(&mut e, i) {
                 return r;
             }
@@ -447,14 +446,15 @@ fn wait_ours(i: u32) -> (St, c_int) {
     }
 }
 
-/// If request `i` is inactive or completes now, finishes it.
+/// If request `i` is inactive or complete, finishes it. The caller has
+/// made progress (once per pass over its requests).
 fn finish_if_done(e: &mut Engine, i: u32) -> Option<(St, c_int)> {
     let w = e.wild;
     let r = e.req(i as usize)?;
     if r.persist.is_some() && !r.active {
         return Some((St::empty(w), 0));
     }
-    if !e.test(i) {
+    if !e.check(i) {
         return None;
     }
     let r = e.req(i as usize).unwrap();
@@ -484,48 +484,12 @@ pub unsafe fn recv(
 ) -> c_int {
     if engine::enabled() {
         let mut e = engine::lock();
-        let (route, d) = route_recv(&mut e, buf, count, Some(dtype), src, tag, comm);
-        let spec = |info: &CommInfo| RecvSpec {
-            buf: buf as *mut u8,
-            count,
-            dtype,
-            dt: d.unwrap(),
-            comm,
-            comm_id: info.id,
-            src,
-            tag,
-        };
-        match route {
-            Route::Real => {}
-            Route::Local(info) => {
-                let sp = spec(info);
-                if let Some(st) = e.recv_now(&sp) {
-                    drop(e);
-                    // SAFETY: the caller's status pointer.
-                    unsafe { write_status(&st, status) };
-                    return raise(comm, st.error());
-                }
-                if let Some(i) = e.new_req(comm) {
-                    e.post_recv(i, sp, false);
-                    drop(e);
-                    let (st, err) = wait_ours(i);
-                    // SAFETY: the caller's status pointer.
-                    unsafe { write_status(&st, status) };
-                    return raise(comm, err);
-                }
-            }
-            Route::Polled(info) => {
-                if handles_ok() {
-                    if let Some(i) = e.new_req(comm) {
-                        e.post_recv(i, spec(info), true);
-                        drop(e);
-                        let (st, err) = wait_ours(i);
-                        // SAFETY: the caller's status pointer.
-                        unsafe { write_status(&st, status) };
-                        return raise(comm, err);
-                    }
-                }
-            }
+        if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm) {
+            drop(e);
+            let (st, err) = wait_ours(i);
+            // SAFETY: the caller's status pointer.
+            unsafe { write_status(&st, status) };
+            return raise(comm, err);
         }
     }
     // SAFETY: forwarded unchanged.
@@ -534,7 +498,6 @@ pub unsafe fn recv(
 
 /// Posts a receive as a heapmpi request if the routing says so; `None`
 /// means the real MPI takes the call.
-#[allow(clippy::too_many_arguments)]
 fn post_ours(
     e: &mut Engine,
     buf: *mut c_void,
@@ -543,7 +506,6 @@ fn post_ours(
     src: c_int,
     tag: c_int,
     comm: ffi::MPI_Comm,
-    slot: Option<u32>,
 ) -> Option<u32> {
     let (route, d) = route_recv(e, buf, count, Some(dtype), src, tag, comm);
     let (info, polled) = match route {
@@ -551,10 +513,7 @@ fn post_ours(
         Route::Local(info) => (info, false),
         Route::Polled(info) => (info, true),
     };
-    let i = match slot {
-        Some(i) => i,
-        None => e.new_req(comm)?,
-    };
+    let i = e.new_req(comm)?;
     let spec = RecvSpec {
         buf: buf as *mut u8,
         count,
@@ -584,7 +543,7 @@ pub unsafe fn irecv(
 ) -> c_int {
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
-        if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm, None) {
+        if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm) {
             // SAFETY: the caller's out-pointer.
             unsafe { *request = enc_req(i) };
             return 0;
@@ -774,19 +733,23 @@ fn real_probe(id: u64, src: c_int, tag: c_int, comm: ffi::MPI_Comm) -> RealProbe
     RealProbe::Found(st)
 }
 
-/// `MPI_Iprobe` (`blocking` false) and `MPI_Probe` (true).
+/// `MPI_Probe`, `MPI_Iprobe` (`blocking` false), and with `message` the
+/// matched probes `MPI_Mprobe`/`MPI_Improbe`, which take the message out of
+/// the queue into a message handle.
 ///
 /// # Safety
-/// As the MPI calls.
+/// As the MPI calls (`flag` is only written when not `blocking`).
 pub unsafe fn probe(
     src: c_int,
     tag: c_int,
     comm: ffi::MPI_Comm,
     flag: *mut c_int,
+    message: Option<*mut ffi::MPI_Message>,
     status: *mut ffi::MPI_Status,
     blocking: bool,
 ) -> c_int {
-    let route = if engine::enabled() {
+    let take = message.is_some();
+    let route = if engine::enabled() && (!take || handles_ok()) {
         let mut e = engine::lock();
         match route_recv(&mut e, core::ptr::null(), 0, None, src, tag, comm).0 {
             Route::Real => None,
@@ -799,128 +762,64 @@ pub unsafe fn probe(
     let Some((id, both)) = route else {
         // SAFETY: forwarded unchanged.
         return unsafe {
-            if blocking {
-                ffi::PMPI_Probe(src, tag, comm, status)
-            } else {
-                ffi::PMPI_Iprobe(src, tag, comm, flag, status)
+            match (message, blocking) {
+                (None, true) => ffi::PMPI_Probe(src, tag, comm, status),
+                (None, false) => ffi::PMPI_Iprobe(src, tag, comm, flag, status),
+                (Some(m), true) => ffi::PMPI_Mprobe(src, tag, comm, m, status),
+                (Some(m), false) => ffi::PMPI_Improbe(src, tag, comm, flag, m, status),
             }
         };
     };
+    let set_flag = |f: c_int| {
+        if !blocking {
+            // SAFETY: a non-blocking probe's caller passes a valid flag.
+            unsafe { *flag = f };
+        }
+    };
     let mut spins = 0u32;
     loop {
-        let found = engine::lock().probe(comm, id, src, tag, false);
-        if let Some((st, _)) = found {
+        let found = engine::lock().probe(comm, id, src, tag, take);
+        if let Some((st, slot)) = found {
             // SAFETY: the caller's pointers.
             unsafe {
                 write_status(&st, status);
-                if !blocking {
-                    *flag = 1;
+                if let (Some(m), Some(slot)) = (message, slot) {
+                    *m = enc_msg(slot);
                 }
             }
+            set_flag(1);
             return 0;
         }
         if both {
             match real_probe(id, src, tag, comm) {
                 RealProbe::Err(rc) => return rc,
-                RealProbe::Found(st) => {
-                    // SAFETY: the caller's pointers.
-                    unsafe {
-                        write_status(&St::Real(st), status);
-                        if !blocking {
-                            *flag = 1;
+                RealProbe::Found(st) => match message {
+                    None => {
+                        // SAFETY: the caller's status.
+                        unsafe { write_status(&St::Real(st), status) };
+                        set_flag(1);
+                        return 0;
+                    }
+                    Some(m) => {
+                        // Take exactly that message: the first from its
+                        // source with its tag.
+                        let mut f: c_int = 0;
+                        // SAFETY: valid arguments and out-pointers.
+                        let rc = unsafe {
+                            ffi::PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &mut f, m, status)
+                        };
+                        if rc != 0 || f != 0 {
+                            set_flag(f);
+                            return rc;
                         }
                     }
-                    return 0;
-                }
+                },
                 RealProbe::Retry => continue,
                 RealProbe::None => {}
             }
         }
         if !blocking {
-            // SAFETY: the caller's flag.
-            unsafe { *flag = 0 };
-            return 0;
-        }
-        spins = spins.wrapping_add(1);
-        backoff(spins);
-        poke_real(spins);
-        idle_now(spins);
-    }
-}
-
-/// `MPI_Improbe` (`blocking` false) and `MPI_Mprobe` (true).
-///
-/// # Safety
-/// As the MPI calls.
-pub unsafe fn mprobe(
-    src: c_int,
-    tag: c_int,
-    comm: ffi::MPI_Comm,
-    flag: *mut c_int,
-    message: *mut ffi::MPI_Message,
-    status: *mut ffi::MPI_Status,
-    blocking: bool,
-) -> c_int {
-    let route = if engine::enabled() && handles_ok() {
-        let mut e = engine::lock();
-        match route_recv(&mut e, core::ptr::null(), 0, None, src, tag, comm).0 {
-            Route::Real => None,
-            Route::Local(info) => Some((info.id, false)),
-            Route::Polled(info) => Some((info.id, true)),
-        }
-    } else {
-        None
-    };
-    let Some((id, both)) = route else {
-        // SAFETY: forwarded unchanged.
-        return unsafe {
-            if blocking {
-                ffi::PMPI_Mprobe(src, tag, comm, message, status)
-            } else {
-                ffi::PMPI_Improbe(src, tag, comm, flag, message, status)
-            }
-        };
-    };
-    let mut spins = 0u32;
-    loop {
-        let found = engine::lock().probe(comm, id, src, tag, true);
-        if let Some((st, Some(slot))) = found {
-            // SAFETY: the caller's pointers.
-            unsafe {
-                write_status(&st, status);
-                *message = enc_msg(slot);
-                if !blocking {
-                    *flag = 1;
-                }
-            }
-            return 0;
-        }
-        if both {
-            match real_probe(id, src, tag, comm) {
-                RealProbe::Err(rc) => return rc,
-                RealProbe::Found(st) => {
-                    // Take exactly that message: the first from its source
-                    // with its tag.
-                    let mut f: c_int = 0;
-                    // SAFETY: valid arguments and out-pointers.
-                    let rc = unsafe {
-                        ffi::PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &mut f, message, status)
-                    };
-                    if rc != 0 || f != 0 {
-                        if !blocking {
-                            // SAFETY: the caller's flag.
-                            unsafe { *flag = f };
-                        }
-                        return rc;
-                    }
-                }
-                RealProbe::Retry => continue,
-                RealProbe::None => {}
-            }
-        }
-        if !blocking {
-            // SAFETY: the caller's flag.
-            unsafe { *flag = 0 };
+            set_flag(0);
             return 0;
         }
         spins = spins.wrapping_add(1);
@@ -1074,6 +973,7 @@ pub unsafe fn test(
         return bad_request();
     };
     let comm = e.req(i as usize).unwrap().comm;
+    e.progress();
     match finish_if_done(&mut e, i) {
         Some((st, err)) => {
             drop(e);
@@ -1115,12 +1015,14 @@ unsafe fn req_slice<'a>(p: *mut ffi::MPI_Request, n: c_int) -> &'a mut [ffi::MPI
     }
 }
 
-/// A copy of `reqs` where heapmpi's requests are replaced by
-/// `MPI_REQUEST_NULL`, for the real MPI's array calls.
-fn real_only(reqs: &[ffi::MPI_Request]) -> Vec<ffi::MPI_Request> {
-    reqs.iter()
-        .map(|&r| if dec_req(r).is_some() { req_null() } else { r })
-        .collect()
+/// Fills `out` with a copy of `reqs` where heapmpi's requests are replaced
+/// by `MPI_REQUEST_NULL`, for the real MPI's array calls.
+fn real_only(reqs: &[ffi::MPI_Request], out: &mut Vec<ffi::MPI_Request>) {
+    out.clear();
+    out.extend(
+        reqs.iter()
+            .map(|&r| if dec_req(r).is_some() { req_null() } else { r }),
+    );
 }
 
 /// Copies the real entries back after a real array call.
@@ -1192,13 +1094,12 @@ pub unsafe fn waitall(
     loop {
         {
             let mut e = engine::lock();
+            e.progress();
             for i in 0..n {
-                if done[i] || dec_req(reqs[i]).is_none() {
+                let Some(slot) = dec_req(reqs[i]).filter(|_| !done[i]) else {
                     continue;
-                }
-                if !ours_active(&mut e, reqs[i])
-                    && persistent(&mut e, dec_req(reqs[i]).unwrap()).is_none()
-                {
+                };
+                if e.req(slot as usize).is_none() {
                     drop(e);
                     return bad_request();
                 }
@@ -1267,13 +1168,14 @@ pub unsafe fn testall(
     let mut all = true;
     {
         let mut e = engine::lock();
+        e.progress();
         for &r in reqs.iter() {
             if let Some(s) = dec_req(r) {
                 if persistent(&mut e, s).is_none() {
                     drop(e);
                     return bad_request();
                 }
-                if ours_active(&mut e, r) && !e.test(s) {
+                if ours_active(&mut e, r) && !e.check(s) {
                     all = false;
                 }
             }
@@ -1333,11 +1235,13 @@ pub unsafe fn waitany(
     }
     // SAFETY: reading an MPI constant.
     let undefined = unsafe { ffi::RSMPI_UNDEFINED };
+    let mut tmp = Vec::with_capacity(reqs.len());
     let mut spins = 0u32;
     loop {
         let mut active = false;
         {
             let mut e = engine::lock();
+            e.progress();
             for i in 0..reqs.len() {
                 if !ours_active(&mut e, reqs[i]) {
                     continue;
@@ -1356,7 +1260,7 @@ pub unsafe fn waitany(
                 }
             }
         }
-        let mut tmp = real_only(reqs);
+        real_only(reqs, &mut tmp);
         let (mut idx, mut f): (c_int, c_int) = (undefined, 0);
         // SAFETY: a zeroed status is a valid out-buffer.
         let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };
@@ -1439,6 +1343,14 @@ pub unsafe fn waitsome(
     // SAFETY: reading MPI constants.
     let (undefined, ignore) = unsafe { (ffi::RSMPI_UNDEFINED, ffi::RSMPI_STATUSES_IGNORE) };
     let n = reqs.len();
+    let want = statuses != ignore && !statuses.is_null();
+    // Buffers for the real MPI's share of each pass, made once.
+    let mut tmp = Vec::with_capacity(n);
+    let mut ridx = vec![0 as c_int; n];
+    // SAFETY: zeroed statuses are valid out-buffers.
+    let mut rst: Vec<ffi::MPI_Status> = (0..if want { n } else { 0 })
+        .map(|_| unsafe { core::mem::zeroed() })
+        .collect();
     let mut spins = 0u32;
     loop {
         let mut out = 0usize;
@@ -1446,6 +1358,7 @@ pub unsafe fn waitsome(
         let mut err_comm: Option<ffi::MPI_Comm> = None;
         {
             let mut e = engine::lock();
+            e.progress();
             for i in 0..n {
                 if !ours_active(&mut e, reqs[i]) {
                     continue;
@@ -1463,13 +1376,8 @@ pub unsafe fn waitsome(
                 }
             }
         }
-        let mut tmp = real_only(reqs);
+        real_only(reqs, &mut tmp);
         let mut rout: c_int = 0;
-        let mut ridx = vec![0 as c_int; n];
-        // SAFETY: zeroed statuses are valid out-buffers.
-        let mut rst: Vec<ffi::MPI_Status> =
-            (0..n).map(|_| unsafe { core::mem::zeroed() }).collect();
-        let want = statuses != ignore && !statuses.is_null();
         // SAFETY: arrays of `n` entries.
         let rc = unsafe {
             ffi::PMPI_Testsome(
@@ -1627,7 +1535,7 @@ pub unsafe fn send_init(
             let s = send_spec(buf, count, dtype, d, comm, info, l, tag, mode);
             if let Some(i) = e.new_req(comm) {
                 let r = e.req(i as usize).unwrap();
-                r.persist = Some(Persist::Send(s, PersistTarget::Local));
+                r.persist = Some(Persist::Send(s));
                 r.active = false;
                 r.done = true;
                 // SAFETY: the caller's out-pointer.
@@ -1689,7 +1597,7 @@ pub unsafe fn recv_init(
                     tag,
                 };
                 let r = e.req(i as usize).unwrap();
-                r.persist = Some(Persist::Recv(spec, PersistTarget::Local));
+                r.persist = Some(Persist::Recv(spec));
                 r.active = false;
                 r.done = true;
                 // SAFETY: the caller's out-pointer.
@@ -1715,7 +1623,7 @@ fn start_ours(e: &mut Engine, i: u32) -> c_int {
     r.inner = None;
     let w = e.wild;
     match p {
-        Persist::Send(s, PersistTarget::Local) => {
+        Persist::Send(s) => {
             // SAFETY: the persistent request's buffer, valid while active.
             match unsafe { e.send(&s, Some(i)) } {
                 Ok(Sent::Done) => e.complete(i, St::empty(w)),
@@ -1726,29 +1634,7 @@ fn start_ours(e: &mut Engine, i: u32) -> c_int {
                 }
             }
         }
-        Persist::Send(s, PersistTarget::Real { peer, ready }) => {
-            let mut inner = req_null();
-            // SAFETY: the persistent request's arguments.
-            let rc = unsafe {
-                real_isend(
-                    s.buf.cast(),
-                    s.count,
-                    s.dtype,
-                    peer,
-                    s.tag,
-                    s.comm,
-                    s.mode,
-                    ready,
-                    &mut inner,
-                )
-            };
-            e.req(i as usize).unwrap().inner = Some(inner);
-            if rc != 0 {
-                e.req(i as usize).unwrap().active = false;
-                return rc;
-            }
-        }
-        Persist::Recv(spec, _) => {
+        Persist::Recv(spec) => {
             let (route, _) = route_recv(
                 e,
                 spec.buf as *const c_void,

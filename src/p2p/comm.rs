@@ -124,7 +124,8 @@ pub fn lookup(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     Some(unsafe { &*(val as *const CommInfo) })
 }
 
-/// The node communicator's group, for translating ranks.
+/// Builds `comm`'s info: each rank translated into the node communicator's
+/// group (`node`).
 fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> {
     let (mut rank, mut size) = (0, 0);
     // SAFETY: `comm` and `node` are valid intra-communicators; out-pointers

@@ -170,28 +170,14 @@ pub enum Mode {
     Buffered,
 }
 
-/// A persistent request's arguments.
+/// A persistent request's arguments (heapmpi keeps only sends to a local
+/// peer; every receive on a known communicator is routed at each start).
 #[derive(Clone, Copy)]
 pub enum Persist {
-    /// `MPI_*send_init` to a local peer or, for `real`, to a remote one.
-    Send(SendSpec, PersistTarget),
+    /// `MPI_*send_init` to a local peer.
+    Send(SendSpec),
     /// `MPI_Recv_init`.
-    Recv(RecvSpec, PersistTarget),
-}
-
-/// Where a persistent operation goes when started.
-#[derive(Clone, Copy)]
-pub enum PersistTarget {
-    /// Through heapmpi (send: local destination; receive: the receive
-    /// routing decided at start).
-    Local,
-    /// To the real MPI (remote peer), with the original arguments.
-    Real {
-        /// Peer rank in the communicator.
-        peer: i32,
-        /// Ready mode (`MPI_Rsend_init`).
-        ready: bool,
-    },
+    Recv(RecvSpec),
 }
 
 /// One request slot.
@@ -546,6 +532,8 @@ impl Engine {
             };
         let m = self.get_header(total);
         // SAFETY: `m` is a fresh header of ours (not in any queue yet).
+        // Its fields are written Relaxed: nobody sees it before the Release
+        // push at the end (see `Msg`).
         let h = unsafe { &mut *m };
         h.comm_id = s.comm_id;
         h.src = s.me;
@@ -876,6 +864,8 @@ impl Engine {
             }
             flags = h.flags.load(Ordering::Relaxed);
         }
+        // Relaxed: ordered by the Acquire take of the queue and, for a
+        // rendezvous, the Acquire CAS above (see `Msg`).
         let data = h.data.load(Ordering::Relaxed) as *const u8;
         let len = h.len as usize;
         let cap = dt::packed_size(spec.count, &spec.dt);
@@ -1192,6 +1182,13 @@ impl Engine {
             return true;
         }
         self.progress();
+        self.check(i)
+    }
+
+    /// Whether request `i` is done, without progress of heapmpi's queues
+    /// (callers completing many requests progress once per pass); a request
+    /// carried by the real MPI is tested there.
+    pub fn check(&mut self, i: u32) -> bool {
         let r = &mut self.reqs[i as usize];
         if r.done {
             return true;
@@ -1308,21 +1305,6 @@ impl Engine {
     /// Receives a matched-probe message directly (no request).
     pub fn recv_probed_now(&mut self, m: *mut Msg, spec: &RecvSpec) -> St {
         self.copy_out(m, spec)
-    }
-
-    /// Tries to receive now without posting: the blocking `MPI_Recv` fast
-    /// path. Returns the status if a message was waiting.
-    pub fn recv_now(&mut self, spec: &RecvSpec) -> Option<St> {
-        self.reclaim();
-        self.drain();
-        let w = self.wild;
-        let pos = self
-            .unexpected
-            .iter()
-            // SAFETY: headers in `unexpected` are live until delivered.
-            .position(|&m| matches(w, spec.comm_id, spec.src, spec.tag, unsafe { &*m }))?;
-        let m = self.unexpected.remove(pos).unwrap();
-        Some(self.copy_out(m, spec))
     }
 }
 

@@ -52,6 +52,14 @@ pub const ENVELOPE: usize = 64;
 /// A message header. The first cache line is the envelope the receiver
 /// matches on; the second is either the inline payload or the rendezvous
 /// state of a larger transfer.
+///
+/// Ordering: every field is written with Relaxed stores (or plain writes)
+/// while one side owns the header, and ownership passes only through
+/// Release/Acquire pairs: the sender's push and the receiver's take of the
+/// queue, the receiver's return and the sender's take of the returned
+/// stack, and, for `data`/`flags`/`sreq` during stage-on-stall, the
+/// rendezvous `state` (see [`Rendezvous`]). So Relaxed accesses to the
+/// fields are enough everywhere.
 #[repr(C, align(64))]
 pub struct Msg {
     /// Link in a mailbox queue or in the returned stack.
@@ -198,6 +206,7 @@ impl Mailbox {
             return;
         }
         // SAFETY: `m` is owned by the caller until it is linked below.
+        // Relaxed: the lock's Release below publishes it.
         unsafe { (*m).next.store(core::ptr::null_mut(), Ordering::Relaxed) };
         self.acquire();
         // The lock's Acquire/Release orders these Relaxed accesses.
@@ -222,6 +231,7 @@ impl Mailbox {
             return;
         }
         self.acquire();
+        // Relaxed under the lock: its Acquire saw the pushers' Release.
         let mut p = self.head.swap(core::ptr::null_mut(), Ordering::Relaxed);
         self.tail.store(core::ptr::null_mut(), Ordering::Relaxed);
         self.release();
@@ -252,6 +262,7 @@ impl Mailbox {
         };
         for w in ms.windows(2) {
             // SAFETY: the headers are ours to return, not linked anywhere.
+            // Relaxed: published by the Release CAS of the push.
             unsafe { (*w[0]).next.store(w[1], Ordering::Relaxed) };
         }
         stack_push_chain(&self.returned, first, last);
