@@ -11,6 +11,8 @@
 //! | `HEAPMPI_BLOCK_SIZE` | block size of the synergistic copy | 128K |
 //! | `HEAPMPI_EAGER_MAX` | largest standard send buffered when its receiver is late | 64K |
 //! | `HEAPMPI_QUEUE` | global queue: `lockfree` or `lock` | lockfree |
+//! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 8K |
+//! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box and `HEAPMPI_IMMEDIATE_MAX`) | 512 |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -40,6 +42,10 @@ pub const DEFAULT_SYNERGY_MIN: usize = 256 << 10;
 pub const DEFAULT_BLOCK_SIZE: usize = 128 << 10;
 /// Default of `HEAPMPI_EAGER_MAX`.
 pub const DEFAULT_EAGER_MAX: usize = 64 << 10;
+/// Default of `HEAPMPI_FASTBOX_SIZE`.
+pub const DEFAULT_FASTBOX_SIZE: usize = 8 << 10;
+/// Default of `HEAPMPI_FASTBOX_MAX`.
+pub const DEFAULT_FASTBOX_MAX: usize = 512;
 
 /// The settings heapmpi runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +69,10 @@ pub struct Config {
     pub eager_max: usize,
     /// Lock-free global queue (`HEAPMPI_QUEUE=lockfree`, default) or locked.
     pub queue_lockfree: bool,
+    /// Bytes of each fast box (`HEAPMPI_FASTBOX_SIZE`, 0: none).
+    pub fastbox_size: usize,
+    /// Largest fast-box message (`HEAPMPI_FASTBOX_MAX`).
+    pub fastbox_max: usize,
     /// Test only: group world ranks into pretend nodes of this size.
     pub test_node_size: Option<usize>,
     /// Test only: how many proposed addresses one rank pretends to have in use.
@@ -83,6 +93,8 @@ impl Default for Config {
             block_size: DEFAULT_BLOCK_SIZE,
             eager_max: DEFAULT_EAGER_MAX,
             queue_lockfree: true,
+            fastbox_size: DEFAULT_FASTBOX_SIZE,
+            fastbox_max: DEFAULT_FASTBOX_MAX,
             test_node_size: None,
             test_addr_conflicts: 0,
             problems: Vec::new(),
@@ -162,6 +174,16 @@ impl Config {
         size_var("HEAPMPI_BLOCK_SIZE", &mut blk, 4096, 1 << 30);
         size_var("HEAPMPI_EAGER_MAX", &mut eager, 0, usize::MAX);
         (c.immediate_max, c.synergy_min, c.block_size, c.eager_max) = (imm, syn, blk, eager);
+        let (mut fb_size, mut fb_max) = (c.fastbox_size, c.fastbox_max);
+        size_var("HEAPMPI_FASTBOX_SIZE", &mut fb_size, 0, 1 << 30);
+        size_var("HEAPMPI_FASTBOX_MAX", &mut fb_max, 0, MAX_IMMEDIATE);
+        c.fastbox_size = match fb_size {
+            0 => 0,
+            n => n.max(1 << 10).next_power_of_two(),
+        };
+        c.fastbox_max = fb_max
+            .min(c.immediate_max)
+            .min((c.fastbox_size / 4).saturating_sub(crate::p2p::queue::REC_HDR));
         if let Some(v) = get("HEAPMPI_QUEUE") {
             match v.trim().to_ascii_lowercase().as_str() {
                 "lockfree" | "lock-free" | "" => c.queue_lockfree = true,

@@ -57,6 +57,8 @@ pub static MIGRATIONS: Counter = Counter::new();
 pub static P2P_IMMEDIATE: Counter = Counter::new();
 /// Their bytes.
 pub static P2P_IMMEDIATE_BYTES: Counter = Counter::new();
+/// Of those, the ones sent through a fast box (per-pair ring).
+pub static P2P_FASTBOX: Counter = Counter::new();
 /// Single-copy messages sent.
 pub static P2P_SINGLE: Counter = Counter::new();
 /// Their bytes.
@@ -88,11 +90,12 @@ pub static P2P_WILDCARD_REAL: Counter = Counter::new();
 pub fn write_p2p(w: &mut impl core::fmt::Write, headers_live: u64) -> core::fmt::Result {
     write!(
         w,
-        " p2p: immediate={}/{}B single={}/{}B synergistic={}/{}B helped={}/{}blocks \
+        " p2p: immediate={}/{}B fastbox={} single={}/{}B synergistic={}/{}B helped={}/{}blocks \
          staged={} stall_staged={} cma={} real_remote={} real_unknown_comm={} \
          wildcard_real={} headers_live={}",
         P2P_IMMEDIATE.get(),
         P2P_IMMEDIATE_BYTES.get(),
+        P2P_FASTBOX.get(),
         P2P_SINGLE.get(),
         P2P_SINGLE_BYTES.get(),
         P2P_SYNERGY.get(),

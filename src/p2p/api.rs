@@ -107,7 +107,7 @@ fn route_send(
     if dest < 0 || dest >= info.size {
         return None;
     }
-    let d = dt::info(dtype)?;
+    let d = e.dts.get(dtype)?;
     if null_buffer(buf, count, &d) {
         return None;
     }
@@ -142,7 +142,7 @@ fn route_recv(
         return (Route::Real, None);
     };
     let d = match dtype {
-        Some(t) => match dt::info(t) {
+        Some(t) => match e.dts.get(t) {
             Some(d) if !null_buffer(buf, count, &d) => Some(d),
             _ => return (Route::Real, None),
         },
@@ -654,7 +654,7 @@ pub unsafe fn sendrecv_replace(
                 Route::Real
             );
         if ours {
-            dt::info(dtype)
+            e.dts.get(dtype)
         } else {
             None
         }
@@ -1584,7 +1584,7 @@ pub unsafe fn recv_init(
             Route::Real if src >= 0 && d.is_some() => e.comm_info(comm).filter(|i| src < i.size),
             Route::Real => None,
         };
-        if let (Some(info), Some(d)) = (info, d.or_else(|| dt::info(dtype))) {
+        if let (Some(info), Some(d)) = (info, d.or_else(|| e.dts.get(dtype))) {
             if let Some(i) = e.new_req(comm) {
                 let spec = RecvSpec {
                     buf: buf as *mut u8,

@@ -10,7 +10,6 @@
 //! derived type, `MPI_BOTTOM` with absolute addresses included.
 
 use core::ffi::{c_int, c_void};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use mpi_sys as ffi;
@@ -61,29 +60,51 @@ pub fn init() {
 
 const CACHE: usize = 8;
 
-thread_local! {
-    /// Recently seen predefined datatypes (handle, size, contiguous).
-    /// Predefined handles never change meaning, so entries never go stale;
-    /// derived types are not cached (their handles are reused after free).
-    static RECENT: Cell<[(usize, u32, bool); CACHE]> = const { Cell::new([(0, 0, false); CACHE]) };
+/// Recently seen predefined datatypes (handle, size, contiguous), kept by
+/// the engine (under its lock). Predefined handles never change meaning, so
+/// entries never go stale; derived types are not cached (their handles are
+/// reused after free).
+pub struct Cache([(usize, u32, bool); CACHE]);
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache::new()
+    }
+}
+
+impl Cache {
+    /// An empty cache.
+    pub const fn new() -> Cache {
+        Cache([(0, 0, false); CACHE])
+    }
+
+    /// [`info`], remembered for predefined types.
+    #[inline]
+    pub fn get(&mut self, dt: ffi::MPI_Datatype) -> Option<Dt> {
+        let bits = dt.0.to_bits();
+        if let Some(e) = self.0.iter().find(|e| e.0 == bits && bits != 0) {
+            return Some(Dt {
+                contig: e.2,
+                size: e.1 as usize,
+            });
+        }
+        let (d, named) = lookup(dt)?;
+        if named {
+            self.0.rotate_right(1);
+            self.0[0] = (bits, d.size as u32, d.contig);
+        }
+        Some(d)
+    }
 }
 
 /// The datatype's [`Dt`], or `None` if it is not a valid datatype (the
 /// caller then lets the real MPI report the error).
 pub fn info(dt: ffi::MPI_Datatype) -> Option<Dt> {
-    let bits = dt.0.to_bits();
-    let hit = RECENT.with(|c| {
-        c.get()
-            .iter()
-            .find(|e| e.0 == bits && bits != 0)
-            .map(|e| Dt {
-                contig: e.2,
-                size: e.1 as usize,
-            })
-    });
-    if hit.is_some() {
-        return hit;
-    }
+    lookup(dt).map(|(d, _)| d)
+}
+
+/// [`info`], and whether the type is predefined.
+fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
     // SAFETY: reading an MPI constant.
     if dt == unsafe { ffi::RSMPI_DATATYPE_NULL } {
         return None;
@@ -139,17 +160,12 @@ pub fn info(dt: ffi::MPI_Datatype) -> Option<Dt> {
             ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
         }
         contig = lb == 0 && tlb == 0 && ext == size as ffi::MPI_Aint && text == ext;
-        RECENT.with(|c| {
-            let mut a = c.get();
-            a.rotate_right(1);
-            a[0] = (bits, size as u32, contig);
-            c.set(a);
-        });
     }
-    Some(Dt {
+    let d = Dt {
         contig,
         size: size as usize,
-    })
+    };
+    Some((d, named))
 }
 
 /// Bytes `count` elements of `dt` occupy when packed.

@@ -13,6 +13,17 @@
 //! matching unexpected header. Each sender's headers enter the global queue
 //! in program order, so messages never overtake each other.
 //!
+//! **Fast boxes.** Small immediate messages (up to
+//! `Tuning::fastbox_max`) go instead through a per-pair ring, the sender's
+//! [`Producer`] and the receiver's [`Consumer`], which costs no atomic
+//! read-modify-write on a line the other side owns (the global queue's push
+//! does). A sender opens its box towards a peer on the first such message
+//! and announces it through the peer's global queue. When the box is full,
+//! or the message is too large or synchronous, it takes the global queue.
+//! Every message to a peer, on either path, carries the next number of a
+//! per-pair sequence; draining merges the two paths by it, so one sender's
+//! messages are still matched in the order they were sent.
+//!
 //! **Protocols** (thresholds in [`Tuning`]):
 //! - *immediate*: payload inline after the header; the send completes at
 //!   once (a synchronous send when the header comes back).
@@ -49,9 +60,14 @@ pub struct Wild {
 /// Whether a receive for (`comm_id`, `src`, `tag`) matches `m`.
 #[inline]
 pub fn matches(w: Wild, comm_id: u64, src: i32, tag: i32, m: &Msg) -> bool {
-    m.comm_id == comm_id
-        && (src == w.any_source || src == m.src)
-        && (tag == w.any_tag || tag == m.tag)
+    matches_env(w, comm_id, src, tag, (m.comm_id, m.src, m.tag))
+}
+
+/// Whether a receive for (`comm_id`, `src`, `tag`) matches a message with
+/// envelope `env` (communicator id, source, tag).
+#[inline]
+pub fn matches_env(w: Wild, comm_id: u64, src: i32, tag: i32, env: (u64, i32, i32)) -> bool {
+    env.0 == comm_id && (src == w.any_source || src == env.1) && (tag == w.any_tag || tag == env.2)
 }
 
 /// Tunable thresholds (`HEAPMPI_*`, see `config`).
@@ -69,6 +85,10 @@ pub struct Tuning {
     pub eager_max: usize,
     /// Queue discipline.
     pub lockfree: bool,
+    /// Bytes of each fast box (0: none).
+    pub fastbox_size: usize,
+    /// Largest payload sent through a fast box.
+    pub fastbox_max: usize,
 }
 
 /// A completed operation's status.
@@ -246,6 +266,9 @@ const POOL_KEEP: usize = 1 << 20;
 struct Pool {
     free: [Vec<*mut Msg>; CLASSES],
     live: u64,
+    /// Headers for other ranks (shared heap only); else private copies,
+    /// which may come from private memory when the shared heap is full.
+    shared: bool,
 }
 
 fn class_for(total: usize) -> Option<usize> {
@@ -259,12 +282,13 @@ impl Pool {
         };
         let m = match self.free[c].pop() {
             Some(m) => m,
-            None => heap::alloc_shared(64, 128 << c) as *mut Msg,
+            None if self.shared => heap::alloc_shared(64, 128 << c) as *mut Msg,
+            None => heap::memalign(64, 128 << c) as *mut Msg,
         };
         if !m.is_null() {
             self.live += 1;
             // SAFETY: a header of this process, not in any queue.
-            unsafe { (*m).class = c as u32 };
+            unsafe { (*m).class = c as u16 };
         }
         m
     }
@@ -276,7 +300,8 @@ impl Pool {
         if self.free[c].len() * (128 << c) < POOL_KEEP {
             self.free[c].push(m);
         } else {
-            // SAFETY: allocated by `heap::alloc_shared`, no longer used.
+            // SAFETY: allocated by `heap::alloc_shared` or `heap::memalign`,
+            // no longer used.
             unsafe { heap::free(m as *mut u8) };
         }
     }
@@ -310,6 +335,8 @@ pub struct Engine {
     unexpected: VecDeque<*mut Msg>,
     helpable: Vec<*mut Msg>,
     pool: Pool,
+    /// Private copies of fast-box messages that arrived unexpected.
+    own: Pool,
     scratch: Vec<*mut Msg>,
     /// Polled receives pending, per communicator id.
     polled: Vec<(u64, u32)>,
@@ -318,7 +345,40 @@ pub struct Engine {
     held: Vec<*mut Msg>,
     /// Communicator handle → info cache (see `comm`).
     comm_cache: Vec<(usize, &'static super::comm::CommInfo)>,
+    /// Predefined datatypes seen lately.
+    pub dts: dt::Cache,
+    /// Per destination (node-local index): our fast box and sequence.
+    tx: Vec<Tx>,
+    /// Per source (node-local index): its fast box and the next sequence.
+    rx: Vec<Rx>,
+    /// Sources whose fast box we read, in the order they were opened.
+    rx_active: Vec<u32>,
 }
+
+/// Our side of the traffic to one local peer.
+struct Tx {
+    /// Our fast box towards it, once opened.
+    ring: Option<Producer>,
+    /// Opening a fast box failed (shared heap full): do not retry.
+    no_ring: bool,
+    /// Sequence number of our next message to it.
+    seq: u32,
+}
+
+/// Our side of the traffic from one local peer.
+struct Rx {
+    /// Its fast box towards us, once announced.
+    ring: Option<Consumer>,
+    /// Sequence number of the next message from it we take.
+    expect: u32,
+}
+
+/// Fast boxes of the senders whose fast box we read, for lock-free peeks
+/// by waiters (see `quiet`): a leaked array of `nlocal` slots, filled in
+/// order under the engine lock, `RX_RINGS_N` of them in use.
+static RX_RINGS: core::sync::atomic::AtomicPtr<core::sync::atomic::AtomicPtr<Ring>> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static RX_RINGS_N: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
 // SAFETY: the raw pointers are into the shared region (valid for the life of
 // the process) or are MPI handles; the engine is only reached through the
@@ -348,7 +408,20 @@ pub fn quiet() -> bool {
     }
     // SAFETY: our mailbox in the shared region, mapped for the process's life.
     let mb = unsafe { &*mb };
-    mb.head.load(Ordering::Relaxed).is_null() && mb.returned.load(Ordering::Relaxed).is_null()
+    if !(mb.head.load(Ordering::Relaxed).is_null() && mb.returned.load(Ordering::Relaxed).is_null())
+    {
+        return false;
+    }
+    // Acquire pairs with the Release increment in `open_rx`: the slots
+    // below it are filled.
+    let n = RX_RINGS_N.load(Ordering::Acquire);
+    let rings = RX_RINGS.load(Ordering::Relaxed);
+    (0..n).all(|i| {
+        // SAFETY: `i < n` slots of the leaked array are filled with rings
+        // in the shared region, which stay mapped.
+        let r = unsafe { &*(*rings.add(i)).load(Ordering::Relaxed) };
+        !r.ready_hint()
+    })
 }
 
 /// Whether heapmpi serves local point-to-point traffic.
@@ -380,6 +453,23 @@ pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning
     e.tune = tune;
     e.wild = wild;
     e.pid = std::process::id() as i32;
+    e.tx = (0..nlocal)
+        .map(|_| Tx {
+            ring: None,
+            no_ring: tune.fastbox_size == 0,
+            seq: 0,
+        })
+        .collect();
+    e.rx = (0..nlocal)
+        .map(|_| Rx {
+            ring: None,
+            expect: 0,
+        })
+        .collect();
+    let slots: Box<[core::sync::atomic::AtomicPtr<Ring>]> = (0..nlocal)
+        .map(|_| core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
+        .collect();
+    RX_RINGS.store(Box::leak(slots).as_mut_ptr(), Ordering::Relaxed);
     e.on = true;
     MY_MAILBOX.store(
         mailboxes.wrapping_add(me_local as usize) as *mut Mailbox,
@@ -411,6 +501,8 @@ impl Engine {
                 block: 1 << 20,
                 eager_max: 0,
                 lockfree: true,
+                fastbox_size: 0,
+                fastbox_max: 0,
             },
             wild: Wild {
                 any_source: -1,
@@ -426,12 +518,22 @@ impl Engine {
             pool: Pool {
                 free: [const { Vec::new() }; CLASSES],
                 live: 0,
+                shared: true,
+            },
+            own: Pool {
+                free: [const { Vec::new() }; CLASSES],
+                live: 0,
+                shared: false,
             },
             scratch: Vec::new(),
             polled: Vec::new(),
             polled_total: 0,
             held: Vec::new(),
             comm_cache: Vec::new(),
+            dts: dt::Cache::new(),
+            tx: Vec::new(),
+            rx: Vec::new(),
+            rx_active: Vec::new(),
         }
     }
 
@@ -524,6 +626,14 @@ impl Engine {
     pub unsafe fn send(&mut self, s: &SendSpec, req: Option<u32>) -> Result<Sent, ()> {
         let bytes = dt::packed_size(s.count, &s.dt);
         let inline = bytes <= self.tune.immediate_max;
+        if inline && bytes <= self.tune.fastbox_max && s.mode != Mode::Sync {
+            // SAFETY: the caller's contract.
+            match unsafe { self.ring_send(s, bytes) } {
+                Ok(true) => return Ok(Sent::Done),
+                Ok(false) => {}
+                Err(()) => return Err(()),
+            }
+        }
         let total = ENVELOPE
             + if inline {
                 bytes
@@ -538,7 +648,7 @@ impl Engine {
         h.comm_id = s.comm_id;
         h.src = s.me;
         h.tag = s.tag;
-        h.src_local = self.me_local;
+        h.src_local = self.me_local as u16;
         h.len = bytes as u64;
         h.pid = self.pid;
         h.sreq.store(0, Ordering::Relaxed);
@@ -548,7 +658,7 @@ impl Engine {
             flags |= F_INLINE;
             // SAFETY: the header has room for `bytes` after the envelope;
             // the caller guarantees the send buffer.
-            unsafe { self.copy_in(s, h.body(), bytes)? };
+            unsafe { Self::copy_in(s, h.body(), bytes)? };
             h.data.store(h.body() as u64, Ordering::Relaxed);
             stats::P2P_IMMEDIATE.add(1);
             stats::P2P_IMMEDIATE_BYTES.add(bytes as u64);
@@ -575,7 +685,7 @@ impl Engine {
                 let stage = heap::alloc_shared(64, bytes);
                 if !stage.is_null() {
                     // SAFETY: `stage` has room for `bytes`.
-                    if unsafe { self.copy_in(s, stage, bytes) }.is_err() {
+                    if unsafe { Self::copy_in(s, stage, bytes) }.is_err() {
                         // SAFETY: ours, unused.
                         unsafe { heap::free(stage) };
                         self.put_header(m);
@@ -592,7 +702,7 @@ impl Engine {
                 } else {
                     let mut private = vec![0u8; bytes].into_boxed_slice();
                     // SAFETY: `private` has room for `bytes`.
-                    if unsafe { self.copy_in(s, private.as_mut_ptr(), bytes) }.is_err() {
+                    if unsafe { Self::copy_in(s, private.as_mut_ptr(), bytes) }.is_err() {
                         self.put_header(m);
                         return Err(());
                     }
@@ -640,6 +750,9 @@ impl Engine {
         if flags & F_SYNERGY != 0 {
             self.helpable.push(m);
         }
+        let tx = &mut self.tx[s.dest_local as usize];
+        h.seq = tx.seq;
+        tx.seq = tx.seq.wrapping_add(1);
         // SAFETY: `m` is a complete header of ours, linked nowhere.
         unsafe { self.mailbox(s.dest_local).push(m, self.tune.lockfree) };
         Ok(match slot {
@@ -648,8 +761,87 @@ impl Engine {
         })
     }
 
+    /// Sends an immediate message through our fast box to its destination,
+    /// opening the box on first use. `Ok(false)`: no room (or no box), the
+    /// caller sends through the global queue.
+    ///
+    /// # Safety
+    /// As [`Engine::send`].
+    unsafe fn ring_send(&mut self, s: &SendSpec, bytes: usize) -> Result<bool, ()> {
+        let dl = s.dest_local as usize;
+        if self.tx[dl].ring.is_none() && !self.open_tx(s.dest_local) {
+            return Ok(false);
+        }
+        let mut failed = false;
+        let tx = &mut self.tx[dl];
+        let seq = tx.seq;
+        let prod = tx.ring.as_mut().expect("opened above");
+        // SAFETY: our ring, we are its only producer (under the engine
+        // lock); `bytes ≤ fastbox_max`, the payload size it was made for.
+        let sent = unsafe {
+            prod.push(s.comm_id, s.me, s.tag, seq, bytes, |out| {
+                // SAFETY: room for `bytes` at `out`; the caller's buffer.
+                failed = Self::copy_in(s, out, bytes).is_err();
+                !failed
+            })
+        };
+        if failed {
+            return Err(());
+        }
+        if sent {
+            tx.seq = seq.wrapping_add(1);
+            stats::P2P_IMMEDIATE.add(1);
+            stats::P2P_IMMEDIATE_BYTES.add(bytes as u64);
+            stats::P2P_FASTBOX.add(1);
+        }
+        Ok(sent)
+    }
+
+    /// Opens our fast box towards local rank `dest`: allocates it in the
+    /// shared heap and announces it through `dest`'s global queue (before any
+    /// record, so `dest` knows the box before it needs it).
+    fn open_tx(&mut self, dest: u32) -> bool {
+        if self.tx[dest as usize].no_ring {
+            return false;
+        }
+        let bytes = Ring::alloc_bytes(self.tune.fastbox_size, self.tune.fastbox_max);
+        let mem = heap::alloc_shared(64, bytes);
+        let m = if mem.is_null() {
+            core::ptr::null_mut()
+        } else {
+            self.pool.get(ENVELOPE)
+        };
+        if m.is_null() {
+            if !mem.is_null() {
+                // SAFETY: ours, never published.
+                unsafe { heap::free(mem) };
+            }
+            self.tx[dest as usize].no_ring = true;
+            return false;
+        }
+        // SAFETY: `mem` is ours, `bytes` long, 64-byte aligned.
+        let ring = unsafe { Ring::init(mem, self.tune.fastbox_size) };
+        // SAFETY: a fresh header of ours; published by the Release push.
+        let h = unsafe { &mut *m };
+        h.comm_id = 0;
+        h.src = -1;
+        h.tag = -1;
+        h.src_local = self.me_local as u16;
+        h.len = 0;
+        h.pid = self.pid;
+        h.seq = 0;
+        h.sreq.store(0, Ordering::Relaxed);
+        h.flags.store(F_RING_OPEN, Ordering::Relaxed);
+        h.data.store(ring as u64, Ordering::Relaxed);
+        // SAFETY: a complete header of ours, linked nowhere.
+        unsafe { self.mailbox(dest).push(m, self.tune.lockfree) };
+        // SAFETY: initialised above, in the shared region for good.
+        self.tx[dest as usize].ring = Some(unsafe { Producer::new(ring) });
+        true
+    }
+
     /// Copies or packs the send data into `out` (`bytes` long).
-    unsafe fn copy_in(&self, s: &SendSpec, out: *mut u8, bytes: usize) -> Result<(), ()> {
+    unsafe fn copy_in(s: &SendSpec, out: *mut u8, bytes: usize) -> Result<(), ()> {
         if bytes == 0 {
             return Ok(());
         }
@@ -807,33 +999,165 @@ impl Engine {
         self.polled.retain(|e| e.1 > 0);
     }
 
-    /// Moves arrived headers from our global queue to matching receives or
-    /// the unexpected queue, in arrival order.
+    /// Moves arrived messages to matching receives or the unexpected queue:
+    /// the global queue in arrival order, merged with the fast boxes so that
+    /// each sender's messages are taken in its own order (by sequence
+    /// number; see `Msg::seq`).
     pub fn drain(&mut self) {
+        // A fast-box record ahead of its sender's sequence means the messages
+        // before it are in the global queue, pushed before the record was
+        // written: the next take finds them, so a second round settles it.
+        for _ in 0..3 {
+            self.drain_global();
+            if !self.drain_rings() {
+                break;
+            }
+        }
+    }
+
+    /// Takes the global queue.
+    fn drain_global(&mut self) {
         let mut got = core::mem::take(&mut self.scratch);
         self.mailbox(self.me_local)
             .take_all(&mut got, self.tune.lockfree);
-        let w = self.wild;
         for &m in &got {
             // SAFETY: a header published to us by its sender.
             let h = unsafe { &*m };
-            let pos = self
-                .posted
-                .iter()
-                .position(|p| matches(w, p.comm_id, p.src, p.tag, h));
-            match pos {
-                Some(pos) => {
-                    let p = self.posted.remove(pos).unwrap();
-                    if p.polled {
-                        self.polled_add(p.comm_id, -1);
-                    }
-                    self.deliver(m, p.req);
+            let s = h.src_local as usize;
+            if h.flags.load(Ordering::Relaxed) & F_RING_OPEN != 0 {
+                self.open_rx(s, h.data.load(Ordering::Relaxed) as *const Ring);
+                // SAFETY: the announcement is done with, linked nowhere.
+                unsafe { self.mailbox(s as u32).give_back(m) };
+                continue;
+            }
+            // The sender's fast-box records before this message first.
+            while self.rx[s].expect != h.seq {
+                if self.ring_take(s) != Some(true) {
+                    debug_assert!(false, "fast box behind the global queue");
+                    break;
                 }
+            }
+            self.rx[s].expect = h.seq.wrapping_add(1);
+            match self.take_posted((h.comm_id, h.src, h.tag)) {
+                Some(req) => self.deliver(m, req),
                 None => self.unexpected.push_back(m),
             }
         }
         got.clear();
         self.scratch = got;
+    }
+
+    /// Takes what is ready in the fast boxes; true if one of them is ahead
+    /// of the global queue.
+    fn drain_rings(&mut self) -> bool {
+        let mut ahead = false;
+        for k in 0..self.rx_active.len() {
+            let s = self.rx_active[k] as usize;
+            loop {
+                match self.ring_take(s) {
+                    Some(true) => {}
+                    Some(false) => {
+                        ahead = true;
+                        break;
+                    }
+                    None => break,
+                }
+            }
+        }
+        ahead
+    }
+
+    /// Takes the next record of source `s`'s fast box if it is the next
+    /// message from `s`: gives it to the first matching posted receive or
+    /// copies it to the unexpected queue. `None`: nothing ready;
+    /// `Some(false)`: the record is ahead (an earlier message is still in
+    /// the global queue).
+    fn ring_take(&mut self, s: usize) -> Option<bool> {
+        let rx = &self.rx[s];
+        let rec: *const Rec = rx.ring.as_ref()?.peek()?;
+        // SAFETY: a ready record; it stays in place until we pop it.
+        let r = unsafe { &*rec };
+        if r.seq != rx.expect {
+            return Some(false);
+        }
+        let len = r.len as usize;
+        let data = rec_body(r);
+        match self.take_posted((r.comm_id, r.src, r.tag)) {
+            Some(req) => {
+                let spec = self.reqs[req as usize].recv.expect("receive request");
+                let cap = dt::packed_size(spec.count, &spec.dt);
+                let n = len.min(cap);
+                // SAFETY: the record holds `len ≥ n` payload bytes; the
+                // receive buffer holds `cap ≥ n`.
+                unsafe { copy_plain(data, n, &spec) };
+                let st = St::Ours {
+                    source: r.src,
+                    tag: r.tag,
+                    bytes: n as u64,
+                    error: truncated(len, cap),
+                    cancelled: false,
+                };
+                self.complete(req, st);
+            }
+            None => {
+                let m = self.own.get(ENVELOPE + len);
+                if m.is_null() {
+                    // Neither shared nor private memory: leave it in the box
+                    // and try again on the next round.
+                    return None;
+                }
+                // SAFETY: a fresh header of ours with room for the payload;
+                // the record holds `len` bytes.
+                unsafe {
+                    let h = &mut *m;
+                    h.comm_id = r.comm_id;
+                    h.src = r.src;
+                    h.tag = r.tag;
+                    h.src_local = s as u16;
+                    h.len = len as u64;
+                    h.seq = r.seq;
+                    h.sreq.store(0, Ordering::Relaxed);
+                    h.flags.store(F_INLINE | F_OWN, Ordering::Relaxed);
+                    h.data.store(h.body() as u64, Ordering::Relaxed);
+                    core::ptr::copy_nonoverlapping(data, h.body(), len);
+                }
+                self.unexpected.push_back(m);
+            }
+        }
+        let rx = &mut self.rx[s];
+        rx.expect = rx.expect.wrapping_add(1);
+        rx.ring.as_mut().expect("peeked").pop(len);
+        Some(true)
+    }
+
+    /// Starts reading source `s`'s fast box (it announced it).
+    fn open_rx(&mut self, s: usize, ring: *const Ring) {
+        debug_assert!(self.rx[s].ring.is_none());
+        // SAFETY: initialised by the sender before the announcement, whose
+        // push (Release) our take of the queue acquired.
+        self.rx[s].ring = Some(unsafe { Consumer::new(ring) });
+        let n = self.rx_active.len();
+        self.rx_active.push(s as u32);
+        let slots = RX_RINGS.load(Ordering::Relaxed);
+        // SAFETY: `slots` has `nlocal` slots and a source opens one box.
+        unsafe { (*slots.add(n)).store(ring as *mut Ring, Ordering::Relaxed) };
+        // Release: the slot is filled before waiters count it (`quiet`).
+        RX_RINGS_N.store(n + 1, Ordering::Release);
+    }
+
+    /// Removes and returns the first posted receive matching a message with
+    /// envelope `env`.
+    fn take_posted(&mut self, env: (u64, i32, i32)) -> Option<u32> {
+        let w = self.wild;
+        let pos = self
+            .posted
+            .iter()
+            .position(|p| matches_env(w, p.comm_id, p.src, p.tag, env))?;
+        let p = self.posted.remove(pos).unwrap();
+        if p.polled {
+            self.polled_add(p.comm_id, -1);
+        }
+        Some(p.req)
     }
 
     /// Copies message `m` into receive request `req`, completes it and
@@ -873,40 +1197,30 @@ impl Engine {
         if n > 0 {
             if flags & F_CMA != 0 {
                 self.cma_read(h, data, n, spec);
-            } else if spec.dt.contig {
-                if flags & F_SYNERGY != 0
-                    && n >= self.tune.synergy_min
-                    && heap::in_region(spec.buf, n)
-                {
-                    self.synergy_copy(h, data, spec.buf, n);
-                } else {
-                    // SAFETY: `data` holds `len ≥ n` bytes (the sender keeps
-                    // them until the header is back); the receive buffer
-                    // holds `cap ≥ n`.
-                    unsafe { core::ptr::copy_nonoverlapping(data, spec.buf, n) };
-                }
+            } else if flags & F_SYNERGY != 0
+                && spec.dt.contig
+                && n >= self.tune.synergy_min
+                && heap::in_region(spec.buf, n)
+            {
+                self.synergy_copy(h, data, spec.buf, n);
             } else {
-                // SAFETY: as above, through the real MPI's unpacker.
-                unsafe {
-                    dt::unpack_prefix(
-                        data, n, spec.buf, spec.count, spec.dtype, &spec.dt, spec.comm,
-                    )
-                };
+                // SAFETY: `data` holds `len ≥ n` bytes (the sender keeps
+                // them until the header is back); the receive buffer holds
+                // `cap ≥ n`.
+                unsafe { copy_plain(data, n, spec) };
             }
         }
         let st = St::Ours {
             source: h.src,
             tag: h.tag,
             bytes: n as u64,
-            error: if len > cap {
-                ffi::MPI_ERR_TRUNCATE as i32
-            } else {
-                0
-            },
+            error: truncated(len, cap),
             cancelled: false,
         };
-        let sender = h.src_local;
-        if flags & (F_INLINE | F_SYNC) == F_INLINE {
+        let sender = h.src_local as u32;
+        if flags & F_OWN != 0 {
+            self.own.put(m);
+        } else if flags & (F_INLINE | F_SYNC) == F_INLINE {
             // Nobody waits for this header: return it later, in a batch,
             // off the latency path.
             self.held.push(m);
@@ -930,7 +1244,7 @@ impl Engine {
         held.sort_unstable_by_key(|&m| unsafe { (*m).src_local });
         for run in held.chunk_by(|&a, &b| unsafe { (*a).src_local == (*b).src_local }) {
             // SAFETY: as above.
-            let sender = unsafe { (*run[0]).src_local };
+            let sender = unsafe { (*run[0]).src_local } as u32;
             // SAFETY: headers we are done with, linked nowhere.
             unsafe { self.mailbox(sender).give_back_all(run) };
         }
@@ -1305,6 +1619,38 @@ impl Engine {
     /// Receives a matched-probe message directly (no request).
     pub fn recv_probed_now(&mut self, m: *mut Msg, spec: &RecvSpec) -> St {
         self.copy_out(m, spec)
+    }
+}
+
+/// Copies `n` payload bytes at `data` into a receive: memcpy for a
+/// contiguous type, else the real MPI's unpacker (a partial last element
+/// gets exactly the bytes there are).
+///
+/// # Safety
+/// `data` holds `n` bytes; the receive buffer has room for them.
+unsafe fn copy_plain(data: *const u8, n: usize, spec: &RecvSpec) {
+    if n == 0 {
+        return;
+    }
+    if spec.dt.contig {
+        // SAFETY: per the contract.
+        unsafe { core::ptr::copy_nonoverlapping(data, spec.buf, n) };
+    } else {
+        // SAFETY: per the contract.
+        unsafe {
+            dt::unpack_prefix(
+                data, n, spec.buf, spec.count, spec.dtype, &spec.dt, spec.comm,
+            )
+        };
+    }
+}
+
+/// The status error of a `len`-byte message received into `cap` bytes.
+fn truncated(len: usize, cap: usize) -> i32 {
+    if len > cap {
+        ffi::MPI_ERR_TRUNCATE as i32
+    } else {
+        0
     }
 }
 

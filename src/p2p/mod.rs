@@ -28,7 +28,10 @@ use crate::heap::region::{self, Region};
 pub fn start(r: &Region, node: ffi::MPI_Comm) {
     let cfg = config::get();
     let nlocal = r.layout.nlocal;
-    if !cfg.p2p || region::MAILBOX_OFFSET + nlocal * region::MAILBOX_SIZE > region::HEADER_SIZE {
+    if !cfg.p2p
+        || region::MAILBOX_OFFSET + nlocal * region::MAILBOX_SIZE > region::HEADER_SIZE
+        || nlocal > u16::MAX as usize
+    {
         return;
     }
     if !comm::init_keyval() {
@@ -57,6 +60,8 @@ pub fn start(r: &Region, node: ffi::MPI_Comm) {
         block: cfg.block_size,
         eager_max: cfg.eager_max,
         lockfree: cfg.queue_lockfree,
+        fastbox_size: cfg.fastbox_size,
+        fastbox_max: cfg.fastbox_max,
     };
     // SAFETY: reading MPI constants.
     let wild = unsafe {

@@ -37,6 +37,13 @@ pub const F_CMA: u32 = 8;
 pub const F_PRIVATE_STAGED: u32 = 16;
 /// Header flag: the sender may help copy (synergistic protocol).
 pub const F_SYNERGY: u32 = 32;
+/// Header flag: not a message; `data` is the [`Ring`] (fast box) the sender
+/// has just opened towards the receiver.
+pub const F_RING_OPEN: u32 = 64;
+/// Header flag: a receiver's private copy of a fast-box message that found
+/// no posted receive; it goes back to the receiver's own pool, not to the
+/// sender.
+pub const F_OWN: u32 = 128;
 
 /// Rendezvous state: not matched yet.
 pub const S_WAITING: u32 = 0;
@@ -71,7 +78,9 @@ pub struct Msg {
     /// Message tag.
     pub tag: i32,
     /// Sender's node-local index (where to return the header).
-    pub src_local: u32,
+    pub src_local: u16,
+    /// Header pool class (index of the allocation size).
+    pub class: u16,
     /// `F_*` flags. Changed by the sender only under [`S_STAGING`].
     pub flags: AtomicU32,
     /// Payload bytes (packed representation).
@@ -81,8 +90,9 @@ pub struct Msg {
     /// Sender's request slot + 1 to complete when the header returns, or 0.
     /// Changed by the sender only under [`S_STAGING`].
     pub sreq: AtomicU64,
-    /// Header pool class (index of the allocation size).
-    pub class: u32,
+    /// Position of the message among all its sender's messages to this
+    /// receiver (both paths: global queue and fast box; see [`Ring`]).
+    pub seq: u32,
     /// Sender's process id (for [`F_CMA`]).
     pub pid: i32,
 }
@@ -299,6 +309,267 @@ impl Mailbox {
     }
 }
 
+// ----- fast boxes -----
+
+/// Bytes of a fast-box record's header; the payload follows it.
+pub const REC_HDR: usize = 32;
+/// Fast-box records start on cache-line boundaries.
+const REC_ALIGN: usize = 64;
+
+/// The control line at the start of a fast box; the records follow it.
+///
+/// A fast box is a ring of records from one sender to one receiver (single
+/// producer, single consumer), the per-pair path that Open MPI and MPICH
+/// call a fastbox. A send costs plain stores and a receive plain loads: no
+/// read-modify-write on a line the other side owns, so the only cache-line
+/// transfers are the record itself and, once per lap, `rpos`.
+///
+/// Positions are absolute byte counts. A record at position `p` lies at
+/// offset `p % size` (`size` a power of two); if it reaches or crosses the end of the ring it runs
+/// on into the slack after it (room for the largest record) and the next
+/// record starts the next lap at offset 0 (see [`next_pos`]).
+///
+/// A record is ready when its `stamp` equals its position + 1. Before the
+/// sender publishes a record it zeroes the stamp of the position after it,
+/// so stale bytes of an earlier lap (old stamps or payload) can never look
+/// ready, and it never writes a record whose end, plus that one line, would
+/// pass `rpos + size`.
+#[repr(C, align(64))]
+pub struct Ring {
+    /// The receiver's position: everything before it has been read.
+    /// Written by the receiver only (Release), read by the sender (Acquire)
+    /// when its cached copy says the ring is full.
+    pub rpos: AtomicU64,
+    /// Ring bytes (a power of two, at least 128), set before the ring is
+    /// announced.
+    pub size: u64,
+    _pad: [u8; 48],
+}
+
+/// A fast-box record header.
+#[repr(C)]
+pub struct Rec {
+    /// Position + 1 once the record is complete (Release by the sender).
+    pub stamp: AtomicU64,
+    /// Communicator id.
+    pub comm_id: u64,
+    /// Sender's rank in the communicator.
+    pub src: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Payload bytes.
+    pub len: u32,
+    /// The message's sequence number in the pair (see [`Msg::seq`]).
+    pub seq: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<Ring>() == 64);
+const _: () = assert!(core::mem::size_of::<Rec>() == REC_HDR);
+
+/// Bytes a record with `len` payload bytes takes.
+#[inline]
+pub fn record_len(len: usize) -> usize {
+    (REC_HDR + len).next_multiple_of(REC_ALIGN)
+}
+
+/// The position after a record of `rlen` bytes at `pos` in a ring of
+/// `size` bytes (a power of two).
+#[inline]
+pub fn next_pos(size: u64, pos: u64, rlen: u64) -> u64 {
+    let off = pos & (size - 1);
+    if off + rlen >= size {
+        pos - off + size
+    } else {
+        pos + rlen
+    }
+}
+
+impl Ring {
+    /// Bytes to allocate for a ring of `size` bytes carrying payloads of up
+    /// to `max_payload` bytes.
+    pub fn alloc_bytes(size: usize, max_payload: usize) -> usize {
+        core::mem::size_of::<Ring>() + size + record_len(max_payload)
+    }
+
+    /// Initialises a ring in `mem` (`alloc_bytes` long, 64-byte aligned).
+    ///
+    /// # Safety
+    /// `mem` is exclusively the caller's, valid for `alloc_bytes` bytes.
+    pub unsafe fn init(mem: *mut u8, size: usize) -> *mut Ring {
+        debug_assert!(size.is_power_of_two() && size >= 2 * REC_ALIGN);
+        let r = mem as *mut Ring;
+        // SAFETY: per the contract; all-zero bytes are a valid Ring and an
+        // empty first stamp. The announcement of the ring (a Release push)
+        // publishes these writes.
+        unsafe {
+            core::ptr::write_bytes(mem, 0, core::mem::size_of::<Ring>() + REC_ALIGN);
+            (*r).size = size as u64;
+        }
+        r
+    }
+
+    /// The record at `pos` in a ring of `size` bytes. The sender passes its
+    /// own copy of the size: reading `self.size` would fetch the line the
+    /// receiver writes `rpos` to, a cache-line transfer per message.
+    #[inline]
+    fn rec(ring: *const Ring, size: u64, pos: u64) -> *mut Rec {
+        let off = (pos & (size - 1)) as usize;
+        (ring as *mut u8).wrapping_add(core::mem::size_of::<Ring>() + off) as *mut Rec
+    }
+
+    /// Whether a record is ready at the receiver's position (a hint for
+    /// waiters that do not hold the receiver's state; Relaxed).
+    #[inline]
+    pub fn ready_hint(&self) -> bool {
+        let pos = self.rpos.load(Ordering::Relaxed);
+        // SAFETY: `rec` of a position is inside the ring's allocation.
+        unsafe {
+            (*Ring::rec(self, self.size, pos))
+                .stamp
+                .load(Ordering::Relaxed)
+                == pos + 1
+        }
+    }
+}
+
+/// The sender's end of a fast box (private to the sender).
+pub struct Producer {
+    ring: *mut Ring,
+    size: u64,
+    wpos: u64,
+    /// Last `rpos` read from the ring.
+    rcache: u64,
+}
+
+impl Producer {
+    /// The sender's end of a ring just made by [`Ring::init`].
+    ///
+    /// # Safety
+    /// `ring` was initialised by [`Ring::init`] and stays valid.
+    pub unsafe fn new(ring: *mut Ring) -> Producer {
+        // SAFETY: per the contract.
+        let size = unsafe { (*ring).size };
+        Producer {
+            ring,
+            size,
+            wpos: 0,
+            rcache: 0,
+        }
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> *mut Ring {
+        self.ring
+    }
+
+    /// Writes a record if there is room: the header fields, then the
+    /// payload through `fill` (given where `len` bytes go; it may fail, and
+    /// then nothing is published). Returns whether the record was sent.
+    ///
+    /// # Safety
+    /// The ring is valid, this is its only producer, and `len` is at most
+    /// the payload size the ring was allocated for.
+    pub unsafe fn push(
+        &mut self,
+        comm_id: u64,
+        src: i32,
+        tag: i32,
+        seq: u32,
+        len: usize,
+        fill: impl FnOnce(*mut u8) -> bool,
+    ) -> bool {
+        let rlen = record_len(len) as u64;
+        let next = next_pos(self.size, self.wpos, rlen);
+        // The record and the next position's stamp line must stay clear of
+        // records the receiver has not read yet.
+        let end = next.max(self.wpos + rlen) + REC_ALIGN as u64;
+        if end > self.rcache + self.size {
+            // SAFETY: the ring is valid. Acquire pairs with the receiver's
+            // Release store of `rpos`: its reads of the records before it
+            // happen-before we overwrite them.
+            self.rcache = unsafe { (*self.ring).rpos.load(Ordering::Acquire) };
+            if end > self.rcache + self.size {
+                return false;
+            }
+        }
+        let rec = Ring::rec(self.ring, self.size, self.wpos);
+        let after = Ring::rec(self.ring, self.size, next);
+        // SAFETY: the ring is valid and positions map inside its allocation;
+        // the room checked above is ours until we publish; the payload area of `len` bytes fits (slack covers the last record of a
+        // lap). Plain writes: published by the Release store of the stamp.
+        unsafe {
+            let body = (rec as *mut u8).add(REC_HDR);
+            if !fill(body) {
+                return false;
+            }
+            (*rec).comm_id = comm_id;
+            (*rec).src = src;
+            (*rec).tag = tag;
+            (*rec).len = len as u32;
+            (*rec).seq = seq;
+            // Relaxed: ordered before the Release below, and the receiver
+            // reads this stamp only after acquiring ours.
+            (*after).stamp.store(0, Ordering::Relaxed);
+            // Release: the fields, payload and the cleared next stamp are
+            // visible to a receiver that acquires this stamp.
+            (*rec).stamp.store(self.wpos + 1, Ordering::Release);
+        }
+        self.wpos = next;
+        true
+    }
+}
+
+/// The receiver's end of a fast box (private to the receiver).
+pub struct Consumer {
+    ring: *const Ring,
+    size: u64,
+    rpos: u64,
+}
+
+impl Consumer {
+    /// The receiver's end of a ring announced to it.
+    ///
+    /// # Safety
+    /// `ring` was initialised and published to us (Acquire) by its sender.
+    pub unsafe fn new(ring: *const Ring) -> Consumer {
+        Consumer {
+            ring,
+            // SAFETY: per the contract.
+            size: unsafe { (*ring).size },
+            rpos: 0,
+        }
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> *const Ring {
+        self.ring
+    }
+
+    /// The next record, if it is ready. It stays valid until [`Consumer::pop`].
+    #[inline]
+    pub fn peek(&self) -> Option<&Rec> {
+        // SAFETY: the ring is valid; positions map inside it.
+        let rec = unsafe { &*Ring::rec(self.ring, self.size, self.rpos) };
+        // Acquire pairs with the sender's Release store of the stamp.
+        (rec.stamp.load(Ordering::Acquire) == self.rpos + 1).then_some(rec)
+    }
+
+    /// Releases the record `peek` returned (whose payload is `len` bytes).
+    #[inline]
+    pub fn pop(&mut self, len: usize) {
+        self.rpos = next_pos(self.size, self.rpos, record_len(len) as u64);
+        // SAFETY: the ring is valid. Release: our reads of the record happen
+        // before the sender reuses its room (it acquires `rpos`).
+        unsafe { (*self.ring).rpos.store(self.rpos, Ordering::Release) };
+    }
+}
+
+/// The payload of a record.
+#[inline]
+pub fn rec_body(r: &Rec) -> *const u8 {
+    (r as *const Rec as *const u8).wrapping_add(REC_HDR)
+}
+
 /// A header-sized piece of this process's memory for tests.
 #[cfg(test)]
 pub fn test_msg(tag: i32) -> *mut Msg {
@@ -416,6 +687,162 @@ mod tests {
         let mut want = msgs.clone();
         want.sort();
         assert_eq!(out, want);
+    }
+
+    /// A ring in this process's memory for tests (leaked), full of garbage:
+    /// stale bytes must never look like a record.
+    fn test_ring(size: usize, max: usize) -> *mut Ring {
+        let layout = std::alloc::Layout::from_size_align(Ring::alloc_bytes(size, max), 64).unwrap();
+        // SAFETY: non-zero size; the memory is exclusively the test's.
+        unsafe {
+            let mem = std::alloc::alloc(layout);
+            core::ptr::write_bytes(mem, 0xa5, layout.size());
+            Ring::init(mem, size)
+        }
+    }
+
+    /// Payload length of the `i`-th test record.
+    fn test_len(i: u32, max: usize) -> usize {
+        (i as usize * 37) % (max + 1)
+    }
+
+    /// Fills a payload with traps: every word holds the stamp a record at
+    /// the same place one lap later would have, so a consumer that trusted
+    /// stale bytes would take garbage for a record.
+    fn fill_traps(out: *mut u8, pos: u64, len: usize, size: u64) {
+        for w in 0..len / 8 {
+            let v = pos + (REC_HDR + 8 * w) as u64 + size + 1;
+            // SAFETY: `len` bytes of room at `out`.
+            unsafe { (out as *mut u64).add(w).write_unaligned(v) };
+        }
+        // SAFETY: as above.
+        unsafe { core::ptr::write_bytes(out.add(len / 8 * 8), 0, len % 8) };
+    }
+
+    /// Pushes record `i` if there is room.
+    fn push_test(prod: &mut Producer, i: u32, max: usize) -> bool {
+        let len = test_len(i, max);
+        let (pos, size) = (prod.wpos, prod.size);
+        // SAFETY: the ring's only producer; `len ≤ max`.
+        unsafe {
+            prod.push(7, i as i32, 3, i, len, |out| {
+                fill_traps(out, pos, len, size);
+                true
+            })
+        }
+    }
+
+    /// Takes record `i` if it is ready, checking it.
+    fn pop_test(cons: &mut Consumer, i: u32, max: usize) -> bool {
+        let Some(rec) = cons.peek() else {
+            return false;
+        };
+        assert_eq!(
+            (rec.comm_id, rec.src, rec.tag, rec.seq),
+            (7, i as i32, 3, i)
+        );
+        let len = rec.len as usize;
+        assert_eq!(len, test_len(i, max));
+        let pos = cons.rpos;
+        let mut want = vec![0u8; len];
+        fill_traps(want.as_mut_ptr(), pos, len, cons.size);
+        // SAFETY: the record holds `len` payload bytes.
+        let got = unsafe { core::slice::from_raw_parts(rec_body(rec), len) };
+        assert_eq!(got, &want[..], "record {i}");
+        cons.pop(len);
+        true
+    }
+
+    #[test]
+    fn fast_box_carries_records_in_order_across_threads() {
+        for (size, max, n) in [(1024usize, 200usize, 200_000u32), (4096, 992, 50_000)] {
+            struct P(*mut Ring);
+            // SAFETY: the ring is shared memory by design (atomics publish).
+            unsafe impl Send for P {}
+            let ring = test_ring(size, max);
+            let p = P(ring);
+            let producer = std::thread::spawn(move || {
+                let p = p;
+                // SAFETY: initialised above.
+                let mut prod = unsafe { Producer::new(p.0) };
+                let mut full = 0u64;
+                let mut i = 0;
+                while i < n {
+                    if push_test(&mut prod, i, max) {
+                        i += 1;
+                    } else {
+                        full += 1;
+                        std::thread::yield_now();
+                    }
+                }
+                full
+            });
+            // SAFETY: initialised above; the only consumer.
+            let mut cons = unsafe { Consumer::new(ring) };
+            let mut i = 0;
+            while i < n {
+                if pop_test(&mut cons, i, max) {
+                    i += 1;
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+            assert!(cons.peek().is_none());
+            // Far more traffic than the ring holds: it must have filled up.
+            assert!(producer.join().unwrap() > 0);
+        }
+    }
+
+    #[test]
+    fn fast_box_refuses_when_full_and_reuses_its_room() {
+        for (size, max) in [(1024usize, 200usize), (2048, 0), (1024, 224)] {
+            let ring = test_ring(size, max);
+            // SAFETY: initialised above.
+            let mut prod = unsafe { Producer::new(ring) };
+            // SAFETY: initialised above; the only consumer.
+            let mut cons = unsafe { Consumer::new(ring) };
+            let (mut sent, mut got) = (0u32, 0u32);
+            for round in 0..50 {
+                let before = sent;
+                while push_test(&mut prod, sent, max) {
+                    sent += 1;
+                }
+                // Something always fits in an empty ring, and never more
+                // than the ring holds.
+                assert!(sent > before || got < sent, "round {round}");
+                assert!((sent - got) as usize * 64 <= size);
+                // Take part of it (some rounds all), then refill.
+                let take = if round % 3 == 0 {
+                    sent - got
+                } else {
+                    (sent - got).div_ceil(2)
+                };
+                for _ in 0..take {
+                    assert!(pop_test(&mut cons, got, max));
+                    got += 1;
+                }
+            }
+            while pop_test(&mut cons, got, max) {
+                got += 1;
+            }
+            assert_eq!(got, sent);
+            assert!(
+                sent as usize * 64 > 10 * size,
+                "the test must wrap many laps"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_box_positions_wrap_into_the_slack() {
+        let size = 1024u64;
+        assert_eq!(next_pos(size, 0, 64), 64);
+        assert_eq!(next_pos(size, 960, 64), 1024);
+        assert_eq!(next_pos(size, 896, 256), 1024);
+        assert_eq!(next_pos(size, 1024 + 960, 128), 2048);
+        assert_eq!(record_len(0), 64);
+        assert_eq!(record_len(32), 64);
+        assert_eq!(record_len(33), 128);
     }
 
     #[test]

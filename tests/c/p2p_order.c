@@ -34,7 +34,12 @@
  *     MPI_PROC_NULL, tag MPI_ANY_TAG, count 0, buffer untouched (MPICH
  *     4.0.2 leaves source and tag of a nonblocking one unset: see
  *     proc_null_nb_status_ok);
- *  I. MPI_STATUS_IGNORE.
+ *  I. MPI_STATUS_IGNORE;
+ *  J. a long stream to one neighbour, same tag, sizes on both sides of the
+ *     fast-box and inline limits and some Issends, received while the
+ *     sending goes on: heapmpi carries it partly through the per-pair fast
+ *     box and partly (fast box full, larger or synchronous messages)
+ *     through the global queue, and must merge the two in sending order.
  *
  * Output (stdout, rank 0, rank order): per-rank result lines, then
  * "rank N: order ok". Exit status 0 on success, 1 on a failed check.
@@ -609,6 +614,53 @@ static void status_ignore(int rank, int size)
     out("I STATUS_IGNORE: %d wrong ints", bad);
 }
 
+/* J: one stream, two paths. */
+#define NJ 3000
+static const size_t J_SIZES[] = {0, 8, 100, 480, 512, 513, 1000, 2100, 8, 64, 4000, 1};
+static void stream_two_paths(int rank, int size)
+{
+    section("J fast box and global queue interleaved");
+    const int tag = 11;
+    const int nsz = (int)(sizeof J_SIZES / sizeof J_SIZES[0]);
+    int dst = (rank + 1) % size, src = (rank - 1 + size) % size;
+    MPI_Request *reqs = must(calloc(NJ, sizeof *reqs), "calloc", 0);
+    unsigned char **bufs = must(calloc(NJ, sizeof *bufs), "calloc", 0);
+    static unsigned char rbuf[8192];
+    int got = 0, good = 0;
+    for (int k = 0; k < NJ; k++) {
+        size_t n = J_SIZES[k % nsz];
+        bufs[k] = must(malloc(n + 1), "malloc", n + 1);
+        wpattern_fill(bufs[k], n, seed_of(rank, dst, tag, k));
+        if (k % 37 == 5)
+            MPI_OK(MPI_Issend(bufs[k], (int)n, MPI_BYTE, dst, tag,
+                              MPI_COMM_WORLD, &reqs[k]));
+        else
+            MPI_OK(MPI_Isend(bufs[k], (int)n, MPI_BYTE, dst, tag,
+                             MPI_COMM_WORLD, &reqs[k]));
+        /* Receive now and then while sending goes on (more often late in
+         * the stream, so the backlog first grows, then shrinks). */
+        int take = (k % 7 == 0) + (k > NJ / 2 && k % 3 == 0);
+        while (take-- > 0 || (k == NJ - 1 && got < NJ)) {
+            size_t m = J_SIZES[got % nsz];
+            MPI_Status st;
+            MPI_OK(MPI_Recv(rbuf, (int)sizeof rbuf, MPI_BYTE, src, tag,
+                            MPI_COMM_WORLD, &st));
+            char what[64];
+            snprintf(what, sizeof what, "stream message %d from %d", got, src);
+            check_status(&st, src, tag, m, what);
+            if (wpattern_check(rbuf, m, seed_of(src, rank, tag, got), what))
+                good++;
+            got++;
+        }
+    }
+    MPI_OK(MPI_Waitall(NJ, reqs, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < NJ; k++)
+        free(bufs[k]);
+    free(bufs);
+    free(reqs);
+    out("J one stream over two paths: %d of %d messages in order", good, NJ);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -630,5 +682,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     proc_null();
     status_ignore(rank, size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    stream_two_paths(rank, size);
     return p2p_finish("order", rank, size);
 }
