@@ -113,6 +113,32 @@ fn check_same_as_stock(out: &Output, stock: &Output) -> Result<(), String> {
     Err(msg.trim_end().to_string())
 }
 
+/// Runs the stock reference of a comparison; `None` if it could not run or
+/// failed (recorded in `fl`: the program is wrong, not heapmpi).
+fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) -> Option<Output> {
+    let stock = match run_mpi(stock_case) {
+        Ok(o) => o,
+        Err(e) => {
+            fl.fail(&stock_case.name(), e);
+            return None;
+        }
+    };
+    let stock_ok = if stock.timed_out {
+        Err(format!("timed out after {:?}", job_timeout()))
+    } else {
+        check_stock(&stock, n, verdict)
+    };
+    let stock_passed = stock_ok.is_ok();
+    fl.check(
+        &format!("{} (reference run)", stock_case.name()),
+        &stock,
+        stock_ok.map_err(|e| {
+            format!("{e}\nthe program fails under the stock MPI: it is wrong, not heapmpi")
+        }),
+    );
+    stock_passed.then_some(stock)
+}
+
 /// Runs one program over the whole matrix; `verdict` is the word of its
 /// "rank N: <verdict> ok" lines.
 fn conformance(test: &str, program: &str, verdict: &str) {
@@ -128,29 +154,9 @@ fn conformance(test: &str, program: &str, verdict: &str) {
             let stock_case = Case::new(program, f, Mode::Stock, n)
                 .args(args)
                 .env(cfg.env);
-            let stock = match run_mpi(&stock_case) {
-                Ok(o) => o,
-                Err(e) => {
-                    fl.fail(&stock_case.name(), e);
-                    continue;
-                }
-            };
-            let stock_ok = if stock.timed_out {
-                Err(format!("timed out after {:?}", job_timeout()))
-            } else {
-                check_stock(&stock, n, verdict)
-            };
-            let stock_passed = stock_ok.is_ok();
-            fl.check(
-                &format!("{} (reference run)", stock_case.name()),
-                &stock,
-                stock_ok.map_err(|e| {
-                    format!("{e}\nthe program fails under the stock MPI: it is wrong, not heapmpi")
-                }),
-            );
-            if !stock_passed {
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
                 continue;
-            }
+            };
             let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
             if cfg.stats {
                 env.extend_from_slice(&STATS);
@@ -227,4 +233,55 @@ fn p2p_thread_multiple() {
 #[test]
 fn p2p_random_traffic() {
     conformance("p2p_random_traffic", "p2p_random", "random");
+}
+
+/// Fast-box settings under which the two paths between a pair of ranks
+/// meet all the time: a box so small that it is mostly full (the messages
+/// after it take the global queue and the receiver merges both by sequence
+/// number), and no fast box at all (the global queue alone).
+const FAST_BOX_VARIANTS: [&[(&str, &str)]; 2] = [
+    &[
+        ("HEAPMPI_FASTBOX_SIZE", "1K"),
+        ("HEAPMPI_FASTBOX_MAX", "224"),
+    ],
+    &[("HEAPMPI_FASTBOX_SIZE", "0")],
+];
+
+/// Runs a program at 2 and 4 ranks under each of `FAST_BOX_VARIANTS`
+/// (LD_PRELOAD), compared with the stock run.
+fn fast_box_variants(test: &str, program: &str, verdict: &str, args: &[&str]) {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for n in [2, 4] {
+            let stock_case = Case::new(program, f, Mode::Stock, n).args(args);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            for env in FAST_BOX_VARIANTS {
+                let case = Case::new(program, f, Mode::Preload, n).args(args).env(env);
+                fl.run(case, |o| check_same_as_stock(o, &stock));
+            }
+        }
+    }
+    fl.finish(test);
+}
+
+#[test]
+fn p2p_order_with_tiny_or_no_fast_box() {
+    fast_box_variants(
+        "p2p_order_with_tiny_or_no_fast_box",
+        "p2p_order",
+        "order",
+        &[],
+    );
+}
+
+#[test]
+fn p2p_random_with_tiny_or_no_fast_box() {
+    fast_box_variants(
+        "p2p_random_with_tiny_or_no_fast_box",
+        "p2p_random",
+        "random",
+        &["401", "402"],
+    );
 }

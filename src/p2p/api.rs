@@ -188,14 +188,14 @@ pub unsafe fn write_status(st: &St, out: *mut ffi::MPI_Status) {
             error,
             cancelled,
         } => {
-            // SAFETY: per the contract; the setters are the real MPI's own,
-            // so its MPI_Get_count/MPI_Get_elements read them back.
+            // SAFETY: per the contract; the hidden fields are written as
+            // the real MPI's setters write them, so its MPI_Get_count and
+            // MPI_Get_elements read them back.
             unsafe {
                 (*out).MPI_SOURCE = source;
                 (*out).MPI_TAG = tag;
                 (*out).MPI_ERROR = error;
-                ffi::PMPI_Status_set_elements_x(out, ffi::RSMPI_UINT8_T, bytes as ffi::MPI_Count);
-                ffi::PMPI_Status_set_cancelled(out, cancelled as c_int);
+                super::status::write_hidden(out, bytes, cancelled);
             }
         }
     }

@@ -9,8 +9,8 @@
 //! arrived before a matching receive in arrival order (`unexpected`, the
 //! private queue). Draining the global queue takes headers in arrival order
 //! and gives each to the first posted receive that matches, else appends it
-//! to `unexpected`; posting a receive first drains, then takes the first
-//! matching unexpected header. Each sender's headers enter the global queue
+//! to `unexpected`; posting a receive takes the first matching unexpected
+//! header, if any (see `Engine::post_recv`). Each sender's headers enter the global queue
 //! in program order, so messages never overtake each other.
 //!
 //! **Fast boxes.** Small immediate messages (up to
@@ -349,10 +349,12 @@ pub struct Engine {
     pub dts: dt::Cache,
     /// Per destination (node-local index): our fast box and sequence.
     tx: Vec<Tx>,
-    /// Per source (node-local index): its fast box and the next sequence.
-    rx: Vec<Rx>,
-    /// Sources whose fast box we read, in the order they were opened.
-    rx_active: Vec<u32>,
+    /// Per source (node-local index): the next sequence number we take.
+    expect: Vec<u32>,
+    /// The fast boxes we read: (source, our end), in the order opened.
+    rx: Vec<(u32, Consumer)>,
+    /// Per source: its index in `rx` + 1, or 0 while it has no box.
+    rx_index: Vec<u32>,
 }
 
 /// Our side of the traffic to one local peer.
@@ -363,14 +365,6 @@ struct Tx {
     no_ring: bool,
     /// Sequence number of our next message to it.
     seq: u32,
-}
-
-/// Our side of the traffic from one local peer.
-struct Rx {
-    /// Its fast box towards us, once announced.
-    ring: Option<Consumer>,
-    /// Sequence number of the next message from it we take.
-    expect: u32,
 }
 
 /// Fast boxes of the senders whose fast box we read, for lock-free peeks
@@ -460,12 +454,8 @@ pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning
             seq: 0,
         })
         .collect();
-    e.rx = (0..nlocal)
-        .map(|_| Rx {
-            ring: None,
-            expect: 0,
-        })
-        .collect();
+    e.expect = vec![0; nlocal as usize];
+    e.rx_index = vec![0; nlocal as usize];
     let slots: Box<[core::sync::atomic::AtomicPtr<Ring>]> = (0..nlocal)
         .map(|_| core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
         .collect();
@@ -532,8 +522,9 @@ impl Engine {
             comm_cache: Vec::new(),
             dts: dt::Cache::new(),
             tx: Vec::new(),
+            expect: Vec::new(),
             rx: Vec::new(),
-            rx_active: Vec::new(),
+            rx_index: Vec::new(),
         }
     }
 
@@ -940,10 +931,16 @@ impl Engine {
     /// Posts a receive into slot `req` (which the caller created): matches
     /// an unexpected message now or queues the receive. Returns true if it
     /// completed.
+    ///
+    /// It does not drain the queues first: a message still in them can only
+    /// be later in its sender's order than everything in `unexpected`, and
+    /// the next drain gives it to the first posted receive it matches, which
+    /// is what taking it now would do. (Draining here made every `MPI_Irecv`
+    /// read the line a streaming sender is writing: a cache-line transfer
+    /// per call.)
     pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
         self.reqs[req as usize].recv = Some(spec);
         self.reqs[req as usize].done = false;
-        self.drain();
         let w = self.wild;
         if let Some(pos) = self
             .unexpected
@@ -1017,6 +1014,9 @@ impl Engine {
 
     /// Takes the global queue.
     fn drain_global(&mut self) {
+        if self.mailbox(self.me_local).looks_empty() {
+            return;
+        }
         let mut got = core::mem::take(&mut self.scratch);
         self.mailbox(self.me_local)
             .take_all(&mut got, self.tune.lockfree);
@@ -1031,13 +1031,14 @@ impl Engine {
                 continue;
             }
             // The sender's fast-box records before this message first.
-            while self.rx[s].expect != h.seq {
-                if self.ring_take(s) != Some(true) {
+            while self.expect[s] != h.seq {
+                let k = self.rx_index[s] as usize;
+                if k == 0 || self.ring_take(k - 1) != Some(true) {
                     debug_assert!(false, "fast box behind the global queue");
                     break;
                 }
             }
-            self.rx[s].expect = h.seq.wrapping_add(1);
+            self.expect[s] = h.seq.wrapping_add(1);
             match self.take_posted((h.comm_id, h.src, h.tag)) {
                 Some(req) => self.deliver(m, req),
                 None => self.unexpected.push_back(m),
@@ -1051,10 +1052,9 @@ impl Engine {
     /// of the global queue.
     fn drain_rings(&mut self) -> bool {
         let mut ahead = false;
-        for k in 0..self.rx_active.len() {
-            let s = self.rx_active[k] as usize;
+        for k in 0..self.rx.len() {
             loop {
-                match self.ring_take(s) {
+                match self.ring_take(k) {
                     Some(true) => {}
                     Some(false) => {
                         ahead = true;
@@ -1067,19 +1067,31 @@ impl Engine {
         ahead
     }
 
-    /// Takes the next record of source `s`'s fast box if it is the next
-    /// message from `s`: gives it to the first matching posted receive or
-    /// copies it to the unexpected queue. `None`: nothing ready;
+    /// Takes the next record of the `k`-th fast box if it is the next
+    /// message from its sender: gives it to the first matching posted
+    /// receive or copies it to the unexpected queue. `None`: nothing ready;
     /// `Some(false)`: the record is ahead (an earlier message is still in
     /// the global queue).
-    fn ring_take(&mut self, s: usize) -> Option<bool> {
-        let rx = &self.rx[s];
-        let rec: *const Rec = rx.ring.as_ref()?.peek()?;
+    #[inline]
+    fn ring_take(&mut self, k: usize) -> Option<bool> {
+        let (s, ref cons) = self.rx[k];
+        let rec: *const Rec = cons.peek()?;
         // SAFETY: a ready record; it stays in place until we pop it.
         let r = unsafe { &*rec };
-        if r.seq != rx.expect {
+        let s = s as usize;
+        if r.seq != self.expect[s] {
             return Some(false);
         }
+        self.take_record(s, r)?;
+        self.expect[s] = r.seq.wrapping_add(1);
+        self.rx[k].1.pop(r.len as usize);
+        Some(true)
+    }
+
+    /// Delivers fast-box record `r` from source `s` to the first matching
+    /// posted receive, or copies it to the unexpected queue (`None` if no
+    /// memory is left for the copy: the record stays for the next round).
+    fn take_record(&mut self, s: usize, r: &Rec) -> Option<()> {
         let len = r.len as usize;
         let data = rec_body(r);
         match self.take_posted((r.comm_id, r.src, r.tag)) {
@@ -1102,8 +1114,6 @@ impl Engine {
             None => {
                 let m = self.own.get(ENVELOPE + len);
                 if m.is_null() {
-                    // Neither shared nor private memory: leave it in the box
-                    // and try again on the next round.
                     return None;
                 }
                 // SAFETY: a fresh header of ours with room for the payload;
@@ -1124,36 +1134,40 @@ impl Engine {
                 self.unexpected.push_back(m);
             }
         }
-        let rx = &mut self.rx[s];
-        rx.expect = rx.expect.wrapping_add(1);
-        rx.ring.as_mut().expect("peeked").pop(len);
-        Some(true)
+        Some(())
     }
 
     /// Starts reading source `s`'s fast box (it announced it).
     fn open_rx(&mut self, s: usize, ring: *const Ring) {
-        debug_assert!(self.rx[s].ring.is_none());
+        debug_assert!(self.rx_index[s] == 0);
         // SAFETY: initialised by the sender before the announcement, whose
         // push (Release) our take of the queue acquired.
-        self.rx[s].ring = Some(unsafe { Consumer::new(ring) });
-        let n = self.rx_active.len();
-        self.rx_active.push(s as u32);
+        self.rx.push((s as u32, unsafe { Consumer::new(ring) }));
+        let n = self.rx.len();
+        self.rx_index[s] = n as u32;
         let slots = RX_RINGS.load(Ordering::Relaxed);
         // SAFETY: `slots` has `nlocal` slots and a source opens one box.
-        unsafe { (*slots.add(n)).store(ring as *mut Ring, Ordering::Relaxed) };
+        unsafe { (*slots.add(n - 1)).store(ring as *mut Ring, Ordering::Relaxed) };
         // Release: the slot is filled before waiters count it (`quiet`).
-        RX_RINGS_N.store(n + 1, Ordering::Release);
+        RX_RINGS_N.store(n, Ordering::Release);
     }
 
     /// Removes and returns the first posted receive matching a message with
     /// envelope `env`.
+    #[inline]
     fn take_posted(&mut self, env: (u64, i32, i32)) -> Option<u32> {
         let w = self.wild;
-        let pos = self
-            .posted
-            .iter()
-            .position(|p| matches_env(w, p.comm_id, p.src, p.tag, env))?;
-        let p = self.posted.remove(pos).unwrap();
+        let front = self.posted.front()?;
+        let p = if matches_env(w, front.comm_id, front.src, front.tag, env) {
+            // The usual case: the oldest receive takes it (no shifting).
+            self.posted.pop_front().unwrap()
+        } else {
+            let pos = self
+                .posted
+                .iter()
+                .position(|p| matches_env(w, p.comm_id, p.src, p.tag, env))?;
+            self.posted.remove(pos).unwrap()
+        };
         if p.polled {
             self.polled_add(p.comm_id, -1);
         }
@@ -1354,6 +1368,9 @@ impl Engine {
     /// Takes back headers receivers are done with: completes the sends
     /// waiting for them, frees staging buffers, recycles.
     fn reclaim(&mut self) {
+        if self.mailbox(self.me_local).none_returned() {
+            return;
+        }
         let mut got = core::mem::take(&mut self.scratch);
         self.mailbox(self.me_local).take_returned(&mut got);
         for &m in &got {

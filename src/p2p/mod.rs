@@ -6,7 +6,8 @@
 //! - [`api`]: MPI semantics and routing (what goes to the real MPI);
 //! - [`comm`]: per-communicator locality, cached as attributes;
 //! - [`dt`]: datatype layout and packing;
-//! - [`handle`]: heapmpi's own request and message handles.
+//! - [`handle`]: heapmpi's own request and message handles;
+//! - [`status`]: filling statuses as the real MPI's setters do.
 
 pub mod api;
 pub mod comm;
@@ -14,6 +15,7 @@ pub mod dt;
 pub mod engine;
 pub mod handle;
 pub mod queue;
+pub mod status;
 
 use core::ffi::{c_int, c_void};
 
@@ -38,6 +40,7 @@ pub fn start(r: &Region, node: ffi::MPI_Comm) {
         return;
     }
     dt::init();
+    status::learn();
     // SAFETY: the MPI constants are initialised; the out-pointers are valid.
     unsafe {
         let mut ub: *mut c_int = core::ptr::null_mut();
