@@ -11,8 +11,8 @@
 //! | `HEAPMPI_BLOCK_SIZE` | block size of the synergistic copy | 128K |
 //! | `HEAPMPI_EAGER_MAX` | largest standard send buffered when its receiver is late | 64K |
 //! | `HEAPMPI_QUEUE` | global queue: `lockfree` or `lock` | lockfree |
-//! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 8K |
-//! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box and `HEAPMPI_IMMEDIATE_MAX`) | 512 |
+//! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 16K |
+//! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -43,9 +43,9 @@ pub const DEFAULT_BLOCK_SIZE: usize = 128 << 10;
 /// Default of `HEAPMPI_EAGER_MAX`.
 pub const DEFAULT_EAGER_MAX: usize = 64 << 10;
 /// Default of `HEAPMPI_FASTBOX_SIZE`.
-pub const DEFAULT_FASTBOX_SIZE: usize = 8 << 10;
+pub const DEFAULT_FASTBOX_SIZE: usize = 16 << 10;
 /// Default of `HEAPMPI_FASTBOX_MAX`.
-pub const DEFAULT_FASTBOX_MAX: usize = 512;
+pub const DEFAULT_FASTBOX_MAX: usize = 2 << 10;
 
 /// The settings heapmpi runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -287,5 +287,24 @@ mod tests {
             cfg(&[("HEAPMPI_TEST_NODE_SIZE", "2")]).test_node_size,
             Some(2)
         );
+    }
+
+    #[test]
+    fn fast_box_sizes_are_powers_of_two_and_payloads_fit() {
+        let c = cfg(&[]);
+        assert_eq!((c.fastbox_size, c.fastbox_max), (16 << 10, 2 << 10));
+        let c = cfg(&[("HEAPMPI_FASTBOX_SIZE", "5000")]);
+        assert_eq!(c.fastbox_size, 8192);
+        // A quarter of the box, less a record header.
+        assert_eq!(c.fastbox_max, 2048 - 32);
+        let c = cfg(&[("HEAPMPI_FASTBOX_SIZE", "10")]);
+        assert_eq!((c.fastbox_size, c.fastbox_max), (1024, 256 - 32));
+        let c = cfg(&[("HEAPMPI_FASTBOX_SIZE", "0")]);
+        assert_eq!((c.fastbox_size, c.fastbox_max), (0, 0));
+        // Never above the immediate limit.
+        let c = cfg(&[("HEAPMPI_IMMEDIATE_MAX", "100")]);
+        assert_eq!(c.fastbox_max, 100);
+        let c = cfg(&[("HEAPMPI_FASTBOX_MAX", "64")]);
+        assert_eq!(c.fastbox_max, 64);
     }
 }

@@ -151,3 +151,61 @@ fn address_space_limit_shrinks_the_heap() {
     }
     fl.finish("address_space_limit_shrinks_the_heap");
 }
+
+/// Ranks launched with different point-to-point settings (an MPMD job, a
+/// wrapper script that sets variables per rank) must still speak one
+/// protocol: `HEAPMPI_P2P=0` or `HEAPMPI_QUEUE=lock` on one rank applies to
+/// all (agreed in `MPI_Init`). Before the agreement the first hung and the
+/// second corrupted messages.
+#[test]
+fn point_to_point_switches_set_on_one_rank_apply_to_all() {
+    let mut fl = Failures::new();
+    let n = 2;
+    for f in available_flavours() {
+        for (var, p2p_traffic) in [("HEAPMPI_QUEUE=lock", true), ("HEAPMPI_P2P=0", false)] {
+            let mode = Mode::Preload;
+            let case = Case::new("p2p_order", f, mode, n).env(&STATS);
+            let prog = match compile(case.program, f, mode) {
+                Ok(p) => p,
+                Err(e) => {
+                    fl.fail(&case.name(), e);
+                    continue;
+                }
+            };
+            // Only world rank 0 gets the setting.
+            let script = format!(
+                "r=${{OMPI_COMM_WORLD_RANK:-$PMI_RANK}}; \
+                 if [ \"$r\" = 0 ]; then export {var}; fi; exec \"$@\""
+            );
+            let sh = std::path::Path::new("sh");
+            let prog_s = prog.to_string_lossy().into_owned();
+            let args = ["-c", script.as_str(), "sh", prog_s.as_str()];
+            let mut cmd = mpi_command(f, mode, n, sh, &args);
+            for (k, v) in case.env {
+                cmd.env(k, v);
+            }
+            let name = format!("{} with {var} on rank 0 only", case.name());
+            fl.record(&name, run_command(cmd, job_timeout()), |o| {
+                check_success(o)?;
+                for r in 0..n {
+                    if !o.stdout.contains(&format!("rank {r}: order ok")) {
+                        return Err(format!("rank {r} did not report \"order ok\""));
+                    }
+                }
+                // "immediate=<messages>/<bytes>B", only while p2p is on.
+                let imm: Vec<u64> = stats_values(&o.stderr, "immediate")
+                    .iter()
+                    .filter_map(|v| v.split('/').next()?.parse().ok())
+                    .collect();
+                let want = if p2p_traffic { n } else { 0 };
+                if imm.len() != want || imm.contains(&0) {
+                    return Err(format!(
+                        "immediate messages per rank {imm:?}: expected some on {want} ranks"
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("point_to_point_switches_set_on_one_rank_apply_to_all");
+}

@@ -136,9 +136,16 @@ pub fn after_init() {
         heap: Err(region::Inactive::MpiFailed),
     };
 
-    // Agree on the switches first: if any rank is disabled, all are.
+    // Agree on the switches first: if any rank is disabled, all are; if any
+    // keeps point-to-point off or wants the locked queue, all do (the ranks
+    // of a node must speak one protocol).
     let tns = cfg.test_node_size.unwrap_or(0).min(i32::MAX as usize) as i32;
-    let mut sw = [cfg.disable as i32, tns];
+    let mut sw = [
+        cfg.disable as i32,
+        tns,
+        !cfg.p2p as i32,
+        !cfg.queue_lockfree as i32,
+    ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
     if world_rank == 0 {
@@ -212,7 +219,14 @@ pub fn after_init() {
             },
         );
         if let Some(Comm(node)) = out.node_comm {
-            crate::p2p::start(r, node);
+            crate::p2p::start(
+                r,
+                node,
+                crate::p2p::Agreed {
+                    p2p: sw[2] == 0,
+                    lockfree: sw[3] == 0,
+                },
+            );
         }
     }
 

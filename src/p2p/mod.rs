@@ -24,13 +24,24 @@ use mpi_sys as ffi;
 use crate::config;
 use crate::heap::region::{self, Region};
 
+/// Settings every rank of the job agreed on (an all-reduce in `MPI_Init`):
+/// the ranks of a node must use one protocol whatever their environments.
+#[derive(Clone, Copy, Debug)]
+pub struct Agreed {
+    /// Point-to-point through heapmpi (`HEAPMPI_P2P`).
+    pub p2p: bool,
+    /// Lock-free global queues (`HEAPMPI_QUEUE`).
+    pub lockfree: bool,
+}
+
 /// Starts the engine after the shared region is up (called on every rank
 /// of the node, from `MPI_Init`). Every local rank reaches the same
-/// decision: the configuration was agreed and the region is common.
-pub fn start(r: &Region, node: ffi::MPI_Comm) {
+/// decision: the switches were agreed and the region is common. (The fast
+/// box settings may differ between ranks: each box carries its own size.)
+pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     let cfg = config::get();
     let nlocal = r.layout.nlocal;
-    if !cfg.p2p
+    if !agreed.p2p
         || region::MAILBOX_OFFSET + nlocal * region::MAILBOX_SIZE > region::HEADER_SIZE
         || nlocal > u16::MAX as usize
     {
@@ -62,7 +73,7 @@ pub fn start(r: &Region, node: ffi::MPI_Comm) {
         synergy_min: cfg.synergy_min,
         block: cfg.block_size,
         eager_max: cfg.eager_max,
-        lockfree: cfg.queue_lockfree,
+        lockfree: agreed.lockfree,
         fastbox_size: cfg.fastbox_size,
         fastbox_max: cfg.fastbox_max,
     };
