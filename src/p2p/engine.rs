@@ -10,8 +10,8 @@
 //! private queue). Draining the global queue takes headers in arrival order
 //! and gives each to the first posted receive that matches, else appends it
 //! to `unexpected`; posting a receive takes the first matching unexpected
-//! header, if any (see `Engine::post_recv`). Each sender's headers enter the global queue
-//! in program order, so messages never overtake each other.
+//! header, if any (see `Engine::post_recv`). Each sender's headers enter
+//! the global queue in program order, so messages never overtake each other.
 //!
 //! **Fast boxes.** Small immediate messages (up to
 //! `Tuning::fastbox_max`) go instead through a per-pair ring, the sender's
@@ -34,7 +34,9 @@
 //!   both sides claim blocks with an atomic counter, so a sender that is
 //!   inside the library copies too.
 //!
-//! Every header is returned to its sender, which recycles it ([`Pool`]).
+//! Every header is returned to its sender, which recycles it ([`Pool`]);
+//! private copies of fast-box messages that arrived unexpected go back to
+//! the receiver's own pool.
 
 use core::ffi::c_int;
 use std::collections::VecDeque;
@@ -1082,16 +1084,15 @@ impl Engine {
         if r.seq != self.expect[s] {
             return Some(false);
         }
-        self.take_record(s, r)?;
+        self.take_record(s, r);
         self.expect[s] = r.seq.wrapping_add(1);
         self.rx[k].1.pop(r.len as usize);
         Some(true)
     }
 
     /// Delivers fast-box record `r` from source `s` to the first matching
-    /// posted receive, or copies it to the unexpected queue (`None` if no
-    /// memory is left for the copy: the record stays for the next round).
-    fn take_record(&mut self, s: usize, r: &Rec) -> Option<()> {
+    /// posted receive, or copies it to the unexpected queue.
+    fn take_record(&mut self, s: usize, r: &Rec) {
         let len = r.len as usize;
         let data = rec_body(r);
         match self.take_posted((r.comm_id, r.src, r.tag)) {
@@ -1114,7 +1115,11 @@ impl Engine {
             None => {
                 let m = self.own.get(ENVELOPE + len);
                 if m.is_null() {
-                    return None;
+                    // Neither the shared heap nor glibc has the few bytes:
+                    // the process is out of memory (as Vec growth would be).
+                    std::alloc::handle_alloc_error(
+                        std::alloc::Layout::from_size_align(ENVELOPE + len, 64).unwrap(),
+                    );
                 }
                 // SAFETY: a fresh header of ours with room for the payload;
                 // the record holds `len` bytes.
@@ -1134,7 +1139,6 @@ impl Engine {
                 self.unexpected.push_back(m);
             }
         }
-        Some(())
     }
 
     /// Starts reading source `s`'s fast box (it announced it).
