@@ -1,9 +1,9 @@
 //! The point-to-point engine: requests, matching, protocols, progress.
 //!
-//! One [`Engine`] per process, behind a mutex (correct under
-//! `MPI_THREAD_MULTIPLE`; uncontended in single-threaded programs, where it
-//! costs two atomic operations per call). Everything here deals with local
-//! peers only; [`super::api`] decides what goes to the real MPI.
+//! One [`Engine`] per process, reached through [`lock`]: behind a mutex when
+//! the MPI library runs at `MPI_THREAD_MULTIPLE`, directly otherwise (MPI
+//! calls cannot overlap then; see [`lock`]). Everything here deals with
+//! local peers only; [`super::api`] decides what goes to the real MPI.
 //!
 //! **Matching.** Receives are kept in posting order (`posted`); messages that
 //! arrived before a matching receive in arrival order (`unexpected`, the
@@ -39,6 +39,7 @@
 //! the receiver's own pool.
 
 use core::ffi::c_int;
+use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -376,12 +377,32 @@ static RX_RINGS: core::sync::atomic::AtomicPtr<core::sync::atomic::AtomicPtr<Rin
     core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
 static RX_RINGS_N: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
-// SAFETY: the raw pointers are into the shared region (valid for the life of
-// the process) or are MPI handles; the engine is only reached through the
-// mutex below.
-unsafe impl Send for Engine {}
+/// The engine and what guards it (see [`lock`]).
+struct Shared {
+    /// Taken when `MULTI` is set.
+    mutex: Mutex<()>,
+    /// Whether a [`Guard`] exists (only kept when `MULTI` is clear, to catch
+    /// a nested `lock`, which the mutex would turn into a deadlock).
+    held: UnsafeCell<bool>,
+    engine: UnsafeCell<Engine>,
+}
 
-static ENGINE: Mutex<Engine> = Mutex::new(Engine::new());
+// SAFETY: `engine` and `held` are only reached through `lock`, which gives
+// one thread at a time access: under the mutex at MPI_THREAD_MULTIPLE;
+// below it, MPI calls never overlap (the program's guarantee, with its own
+// synchronisation for MPI_THREAD_SERIALIZED). The engine's raw pointers are
+// into the shared region (valid for the life of the process) or MPI handles.
+unsafe impl Sync for Shared {}
+
+static ENGINE: Shared = Shared {
+    mutex: Mutex::new(()),
+    held: UnsafeCell::new(false),
+    engine: UnsafeCell::new(Engine::new()),
+};
+/// The MPI library provides `MPI_THREAD_MULTIPLE`: take the mutex. Set
+/// before the engine is switched on (until then, lock to be safe); Relaxed:
+/// published by the Release store of `ON`, and never changes afterwards.
+static MULTI: AtomicBool = AtomicBool::new(true);
 /// Mirror of `Engine::on` readable without the lock (set once at init
 /// before any communication; Release/Acquire publishes the engine set-up).
 static ON: AtomicBool = AtomicBool::new(false);
@@ -426,10 +447,65 @@ pub fn enabled() -> bool {
     ON.load(Ordering::Acquire)
 }
 
-/// The engine, locked. Poisoning cannot happen (panic = abort).
+/// Exclusive access to the engine, until the guard is dropped.
+///
+/// At `MPI_THREAD_MULTIPLE` this takes a mutex. At any lower thread level
+/// MPI calls never overlap (`FUNNELED`: one thread makes them;
+/// `SERIALIZED`: the program orders them with its own synchronisation), so
+/// no lock is needed, and none is taken: its atomic read-modify-writes would
+/// make each call wait until the stores of the previous message (a fast-box
+/// record, in a line the receiver holds) have left the core, which capped
+/// the message rate. A nested call (a bug) aborts instead of aliasing.
 #[inline]
-pub fn lock() -> MutexGuard<'static, Engine> {
-    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
+pub fn lock() -> Guard {
+    if MULTI.load(Ordering::Relaxed) {
+        // Poisoning cannot happen (panic = abort).
+        let g = ENGINE.mutex.lock().unwrap_or_else(|e| e.into_inner());
+        return Guard { _mutex: Some(g) };
+    }
+    // SAFETY: calls do not overlap (see above), so this thread alone
+    // touches `held`.
+    unsafe {
+        let held = ENGINE.held.get();
+        if *held {
+            crate::eprint_noalloc!("heapmpi: internal error: engine locked twice");
+            std::process::abort();
+        }
+        *held = true;
+    }
+    Guard { _mutex: None }
+}
+
+/// Access to the engine (see [`lock`]).
+pub struct Guard {
+    _mutex: Option<MutexGuard<'static, ()>>,
+}
+
+impl core::ops::Deref for Guard {
+    type Target = Engine;
+    #[inline]
+    fn deref(&self) -> &Engine {
+        // SAFETY: the guard is the one access to the engine (see `lock`).
+        unsafe { &*ENGINE.engine.get() }
+    }
+}
+
+impl core::ops::DerefMut for Guard {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Engine {
+        // SAFETY: as in `deref`, and `&mut self` makes it unique.
+        unsafe { &mut *ENGINE.engine.get() }
+    }
+}
+
+impl Drop for Guard {
+    #[inline]
+    fn drop(&mut self) {
+        if self._mutex.is_none() {
+            // SAFETY: as in `lock`.
+            unsafe { *ENGINE.held.get() = false };
+        }
+    }
 }
 
 /// Removes a communicator from the cache (its attribute is being deleted).
@@ -440,8 +516,16 @@ pub fn forget_comm(bits: usize) {
     lock().comm_cache.retain(|e| e.0 != bits);
 }
 
-/// Starts the engine over the node's mailboxes.
-pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning, wild: Wild) {
+/// Starts the engine over the node's mailboxes; `multi`: the MPI library
+/// runs at `MPI_THREAD_MULTIPLE` (see [`lock`]).
+pub fn start(
+    mailboxes: *const Mailbox,
+    nlocal: u32,
+    me_local: u32,
+    tune: Tuning,
+    wild: Wild,
+    multi: bool,
+) {
     let mut e = lock();
     e.mailboxes = mailboxes;
     e.nlocal = nlocal;
@@ -468,6 +552,7 @@ pub fn start(mailboxes: *const Mailbox, nlocal: u32, me_local: u32, tune: Tuning
         Ordering::Relaxed,
     );
     drop(e);
+    MULTI.store(multi, Ordering::Relaxed);
     ON.store(true, Ordering::Release);
 }
 

@@ -85,7 +85,19 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
         }
     };
     let mailboxes = (r.base + region::MAILBOX_OFFSET) as *const queue::Mailbox;
-    engine::start(mailboxes, nlocal as u32, r.local_rank as u32, tune, wild);
+    let mut provided: c_int = 0;
+    // SAFETY: MPI is initialised; a valid out-pointer; reading a constant.
+    let multi = unsafe {
+        ffi::PMPI_Query_thread(&mut provided) != 0 || provided == ffi::RSMPI_THREAD_MULTIPLE
+    };
+    engine::start(
+        mailboxes,
+        nlocal as u32,
+        r.local_rank as u32,
+        tune,
+        wild,
+        multi,
+    );
 }
 
 /// Before `MPI_Finalize`: wait until the node's ranks are done with each
