@@ -545,6 +545,8 @@ pub fn start(
     let slots: Box<[core::sync::atomic::AtomicPtr<Ring>]> = (0..nlocal)
         .map(|_| core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
         .collect();
+    // Relaxed: published with the rest of the set-up by the Release store
+    // of `ON` below; waiters peek only after `enabled()` acquired it.
     RX_RINGS.store(Box::leak(slots).as_mut_ptr(), Ordering::Relaxed);
     e.on = true;
     MY_MAILBOX.store(
