@@ -316,9 +316,9 @@ pub unsafe fn isend(
             match unsafe { e.send(&s, None) } {
                 Ok(Sent::Done) => {
                     if let Some(i) = e.new_req(comm) {
-                        let w = e.wild;
+                        // A fresh slot's status is already the empty one a
+                        // completed send reports.
                         e.req(i as usize).unwrap().done = true;
-                        e.req(i as usize).unwrap().st = St::empty(w);
                         // SAFETY: the caller's out-pointer.
                         unsafe { *request = enc_req(i) };
                         return 0;
@@ -1533,11 +1533,7 @@ pub unsafe fn send_init(
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
             let s = send_spec(buf, count, dtype, d, comm, info, l, tag, mode);
-            if let Some(i) = e.new_req(comm) {
-                let r = e.req(i as usize).unwrap();
-                r.persist = Some(Persist::Send(s));
-                r.active = false;
-                r.done = true;
+            if let Some(i) = new_persistent(&mut e, comm, Persist::Send(s)) {
                 // SAFETY: the caller's out-pointer.
                 unsafe { *request = enc_req(i) };
                 return 0;
@@ -1559,6 +1555,16 @@ pub unsafe fn send_init(
             }
         }
     }
+}
+
+/// A new persistent request, inactive (a wait on it returns at once).
+fn new_persistent(e: &mut Engine, comm: ffi::MPI_Comm, p: Persist) -> Option<u32> {
+    let i = e.new_req(comm)?;
+    let r = e.req(i as usize).unwrap();
+    r.persist = Some(p);
+    r.active = false;
+    r.done = true;
+    Some(i)
 }
 
 /// `MPI_Recv_init`: heapmpi's whenever the communicator is known, so that
@@ -1585,21 +1591,17 @@ pub unsafe fn recv_init(
             Route::Real => None,
         };
         if let (Some(info), Some(d)) = (info, d.or_else(|| e.dts.get(dtype))) {
-            if let Some(i) = e.new_req(comm) {
-                let spec = RecvSpec {
-                    buf: buf as *mut u8,
-                    count,
-                    dtype,
-                    dt: d,
-                    comm,
-                    comm_id: info.id,
-                    src,
-                    tag,
-                };
-                let r = e.req(i as usize).unwrap();
-                r.persist = Some(Persist::Recv(spec));
-                r.active = false;
-                r.done = true;
+            let spec = RecvSpec {
+                buf: buf as *mut u8,
+                count,
+                dtype,
+                dt: d,
+                comm,
+                comm_id: info.id,
+                src,
+                tag,
+            };
+            if let Some(i) = new_persistent(&mut e, comm, Persist::Recv(spec)) {
                 // SAFETY: the caller's out-pointer.
                 unsafe { *request = enc_req(i) };
                 return 0;
