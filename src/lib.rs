@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod ffi;
+pub mod fortran;
 pub mod heap;
 pub mod mpi;
 pub mod p2p;

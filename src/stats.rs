@@ -87,12 +87,16 @@ pub static P2P_REAL_UNKNOWN: Counter = Counter::new();
 pub static P2P_WILDCARD_REAL: Counter = Counter::new();
 
 /// Writes the point-to-point part of the report.
-pub fn write_p2p(w: &mut impl core::fmt::Write, headers_live: u64) -> core::fmt::Result {
+pub fn write_p2p(
+    w: &mut impl core::fmt::Write,
+    headers_live: u64,
+    requests_live: u64,
+) -> core::fmt::Result {
     write!(
         w,
         " p2p: immediate={}/{}B fastbox={} single={}/{}B synergistic={}/{}B helped={}/{}blocks \
          staged={} stall_staged={} cma={} real_remote={} real_unknown_comm={} \
-         wildcard_real={} headers_live={}",
+         wildcard_real={} headers_live={} requests_live={}",
         P2P_IMMEDIATE.get(),
         P2P_IMMEDIATE_BYTES.get(),
         P2P_FASTBOX.get(),
@@ -109,6 +113,7 @@ pub fn write_p2p(w: &mut impl core::fmt::Write, headers_live: u64) -> core::fmt:
         P2P_REAL_UNKNOWN.get(),
         P2P_WILDCARD_REAL.get(),
         headers_live,
+        requests_live,
     )
 }
 

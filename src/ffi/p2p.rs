@@ -244,6 +244,37 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { api::comm_created(mpi_sys::PMPI_Dist_graph_create_adjacent(comm, indegree, sources as _, sourceweights as _, outdegree, dests as _, destweights as _, info, reorder, newcomm), newcomm) }
     }
+    /// `MPI_Request_c2f`.
+    fn MPI_Request_c2f(req: MPI_Request) -> c_int {
+        api::request_c2f(req)
+    }
+    /// `MPI_Request_f2c`.
+    fn MPI_Request_f2c(req: c_int) -> MPI_Request {
+        api::request_f2c(req)
+    }
+    /// `MPI_Message_c2f`.
+    fn MPI_Message_c2f(msg: MPI_Message) -> c_int {
+        api::message_c2f(msg)
+    }
+    /// `MPI_Message_f2c`.
+    fn MPI_Message_f2c(msg: c_int) -> MPI_Message {
+        api::message_f2c(msg)
+    }
+    /// `MPI_Buffer_attach`.
+    fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { api::buffer_attach(buf, size) }
+    }
+    /// `MPI_Buffer_detach`.
+    fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { api::buffer_detach(buf, size) }
+    }
+    /// `MPI_Comm_free`.
+    fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { api::comm_free(comm) }
+    }
     /// `MPI_Intercomm_merge`.
     fn MPI_Intercomm_merge(inter: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

@@ -13,6 +13,7 @@
 
 use core::ffi::{c_char, c_int, c_void};
 use core::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use mpi_sys as ffi;
@@ -51,6 +52,15 @@ pub struct InitOutcome {
 }
 
 static OUTCOME: OnceLock<InitOutcome> = OnceLock::new();
+
+/// Some rank of the job runs the point-to-point engine: every rank takes
+/// part in registering new communicators (see `after_init`).
+static REGISTER: AtomicBool = AtomicBool::new(false);
+
+/// Whether new communicators are registered (on every rank alike).
+pub fn comms_registered() -> bool {
+    REGISTER.load(Ordering::Relaxed)
+}
 
 /// What `MPI_Init` did, once it has run.
 pub fn outcome() -> Option<&'static InitOutcome> {
@@ -236,9 +246,22 @@ pub fn after_init() {
         Err(e) => e.is_failure(),
         Ok(r) => r.shrunk_from.is_some() && r.local_rank == 0,
     };
-    let mut first = [if notable { world_rank } else { i32::MAX }];
+    // The same all-reduce decides whether communicators are registered
+    // (`p2p::comm`): registration is collective over each new
+    // communicator, so every rank must take part as soon as any rank runs
+    // the engine, whatever its own node did (a lone rank on its node, a
+    // node whose heap could not be set up).
+    let engine_here = crate::p2p::engine::enabled();
+    let mut first = [
+        if notable { world_rank } else { i32::MAX },
+        -(engine_here as i32),
+    ];
     // SAFETY: reading an MPI constant.
-    if world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN }) && first[0] == world_rank {
+    let agreed = world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN });
+    // Relaxed: written once here, before the program makes any other MPI
+    // call; later readers learned of initialisation through MPI.
+    REGISTER.store(agreed && first[1] < 0, Ordering::Relaxed);
+    if agreed && first[0] == world_rank {
         match &out.heap {
             Err(e) => crate::eprint_noalloc!(
                 "heapmpi: warning: shared heap unavailable ({e}) on the node of rank {world_rank}; \
@@ -260,14 +283,31 @@ fn finish(out: InitOutcome) {
     let _ = OUTCOME.set(out);
 }
 
-/// Runs before the real `PMPI_Finalize`.
+/// After a Fortran `MPI_Init`/`MPI_Init_thread` binding of the MPI itself
+/// ran (Open MPI's call `PMPI_Init*` directly): heapmpi's start-up, once.
+pub fn after_fortran_init() {
+    let mut init: c_int = 0;
+    // SAFETY: a valid out-pointer; callable at any time.
+    unsafe { ffi::PMPI_Initialized(&mut init) };
+    if init != 0 && outcome().is_none() {
+        after_init();
+    }
+}
+
+/// Runs before the real `PMPI_Finalize` (once, whichever binding got
+/// there first).
 pub fn before_finalize() {
-    let headers_live = match outcome().and_then(|o| o.node_comm) {
+    static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    // Relaxed: MPI_Finalize is called once, by one thread.
+    if DONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let left = match outcome().and_then(|o| o.node_comm) {
         Some(Comm(node)) => crate::p2p::before_finalize(node),
-        None => 0,
+        None => crate::p2p::Leftovers::default(),
     };
     if config::get().stats {
-        report(headers_live);
+        report(left);
     }
     if let Some(o) = outcome() {
         if let Some(Comm(mut c)) = o.node_comm {
@@ -279,11 +319,11 @@ pub fn before_finalize() {
 }
 
 /// Writes this rank's `HEAPMPI_STATS` line to stderr.
-pub fn report(headers_live: u64) {
+pub fn report(left: crate::p2p::Leftovers) {
     let mut line = LineBuf::new();
     let _ = write_report(&mut line);
     if crate::p2p::engine::enabled() {
-        let _ = stats::write_p2p(&mut line, headers_live);
+        let _ = stats::write_p2p(&mut line, left.headers, left.requests);
     } else {
         let _ = line.write_str(" p2p: off");
     }

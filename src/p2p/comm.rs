@@ -191,7 +191,9 @@ pub fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
 /// over `comm`: the members agree on a random 63-bit id (the largest
 /// proposal), so two communicators sharing two processes get the same id
 /// only with probability 2^-63.
-pub fn register_new(comm: ffi::MPI_Comm, node: ffi::MPI_Comm) {
+/// Without `node` (this rank's engine is off), the rank only takes part in
+/// the agreement.
+pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     let mut inter: c_int = 0;
     // SAFETY: valid communicator, valid out-pointer.
     if unsafe { ffi::PMPI_Comm_test_inter(comm, &mut inter) } != 0 || inter != 0 {
@@ -214,7 +216,7 @@ pub fn register_new(comm: ffi::MPI_Comm, node: ffi::MPI_Comm) {
     if rc != 0 {
         return;
     }
-    if let Some(info) = build(comm, node, id) {
+    if let Some(info) = node.and_then(|n| build(comm, n, id)) {
         attach(comm, info);
     }
 }

@@ -23,6 +23,8 @@ pub struct Dt {
     pub contig: bool,
     /// Bytes of data per element (`MPI_Type_size`).
     pub size: usize,
+    /// A predefined datatype (never freed, so never held by a request).
+    pub named: bool,
 }
 
 /// `MPI_COMBINER_NAMED` of the MPI in use (learned at init; MPICH and Open
@@ -34,6 +36,12 @@ static NAMED: AtomicI32 = AtomicI32::new(i32::MIN);
 /// probing datatypes without raising errors on the program's handlers.
 /// Set once at init (before any communication).
 static CHECK_COMM: std::sync::OnceLock<crate::mpi::Comm> = std::sync::OnceLock::new();
+
+/// The private duplicate of `MPI_COMM_SELF` whose errors return (made at
+/// init), for local work that must not raise on the program's handlers.
+pub fn check_comm() -> Option<ffi::MPI_Comm> {
+    CHECK_COMM.get().map(|c| c.0)
+}
 
 /// Learns the MPI's value of `MPI_COMBINER_NAMED` and makes the checking
 /// communicator.
@@ -86,6 +94,7 @@ impl Cache {
             return Some(Dt {
                 contig: e.2,
                 size: e.1 as usize,
+                named: true,
             });
         }
         let (d, named) = lookup(dt)?;
@@ -164,6 +173,7 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
     let d = Dt {
         contig,
         size: size as usize,
+        named,
     };
     Some((d, named))
 }

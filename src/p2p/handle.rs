@@ -109,6 +109,24 @@ pub fn decode<H: RawHandle>(kind: usize, h: H) -> Option<usize> {
     }
 }
 
+/// The Fortran integer for slot `idx` of kind `kind`: `0x1a000000 | idx`
+/// (`0x1b000000 | idx` for messages), MPICH's C value as well. Open MPI's
+/// Fortran handles are indices into its translation table, small
+/// non-negative integers that never reach 2^28, and its `f2c` rejects
+/// anything beyond the table.
+#[inline]
+pub fn encode_fortran(kind: usize, idx: usize) -> c_int {
+    debug_assert!(idx < MAX_SLOTS);
+    ((INT_TAG + (kind << 24)) | idx) as c_int
+}
+
+/// The slot of a Fortran integer made by [`encode_fortran`], or `None`.
+#[inline]
+pub fn decode_fortran(kind: usize, f: c_int) -> Option<usize> {
+    let b = f as u32 as usize;
+    (b & 0xff00_0000 == INT_TAG + (kind << 24)).then_some(b & (MAX_SLOTS - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +146,22 @@ mod tests {
         for v in [0x2c00_0000u32, 0x6c00_0000, 0xac00_0003, 0xec00_0001, 0, 1] {
             assert_eq!(decode(0, v as c_int), None);
             assert_eq!(decode(1, v as c_int), None);
+        }
+    }
+
+    #[test]
+    fn fortran_integers_round_trip_and_avoid_real_ones() {
+        for kind in 0..2 {
+            for idx in [0usize, 9, MAX_SLOTS - 1] {
+                let f = encode_fortran(kind, idx);
+                assert_eq!(decode_fortran(kind, f), Some(idx));
+                assert_eq!(decode_fortran(1 - kind, f), None);
+                assert!(f > 0);
+            }
+        }
+        // Open MPI's table indices and MPI_REQUEST_NULL (0), MPICH's nulls.
+        for f in [0, 1, 2, 1000, 0x2c00_0000u32 as c_int, -1] {
+            assert_eq!(decode_fortran(0, f), None);
         }
     }
 

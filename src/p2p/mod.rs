@@ -14,8 +14,10 @@ pub mod comm;
 pub mod dt;
 pub mod engine;
 pub mod handle;
+pub mod progress;
 pub mod queue;
 pub mod status;
+pub mod status_rules;
 
 use core::ffi::{c_int, c_void};
 
@@ -47,7 +49,38 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     {
         return;
     }
-    if !comm::init_keyval() {
+    // What the real MPI writes into statuses, learned on self-messages over
+    // a duplicate of the node communicator (collective over the node's
+    // ranks, all of which get here: the decisions above are the node's).
+    // MPICH takes another path for `MPI_COMM_SELF` than for communicators
+    // with peers, and writes statuses differently there.
+    // SAFETY: reading an MPI constant; `node` is valid; the duplicate is
+    // freed below.
+    let mut learn_comm = unsafe { ffi::RSMPI_COMM_NULL };
+    if unsafe { ffi::PMPI_Comm_dup(node, &mut learn_comm) } == 0 {
+        // SAFETY: our duplicate.
+        unsafe { ffi::PMPI_Comm_set_errhandler(learn_comm, ffi::RSMPI_ERRORS_RETURN) };
+        status_rules::learn(learn_comm);
+        // SAFETY: our duplicate, no longer used.
+        unsafe { ffi::PMPI_Comm_free(&mut learn_comm) };
+    }
+    // The node's ranks run the engine together or not at all (a rank that
+    // does not read its queues would leave its peers waiting).
+    let mine: c_int = comm::init_keyval() as c_int;
+    let mut all: c_int = 0;
+    // SAFETY: one int each way over the node communicator; every local
+    // rank gets here (see above).
+    let rc = unsafe {
+        ffi::PMPI_Allreduce(
+            (&mine as *const c_int).cast(),
+            (&mut all as *mut c_int).cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            ffi::RSMPI_MIN,
+            node,
+        )
+    };
+    if rc != 0 || all == 0 {
         return;
     }
     dt::init();
@@ -90,6 +123,9 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     let multi = unsafe {
         ffi::PMPI_Query_thread(&mut provided) != 0 || provided == ffi::RSMPI_THREAD_MULTIPLE
     };
+    // After the thread level is known: Open MPI's tool interface sets the
+    // library's thread level to the one it is initialised with.
+    api::learn_eager_limit(provided);
     engine::start(
         mailboxes,
         nlocal as u32,
@@ -98,22 +134,52 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
         wild,
         multi,
     );
+    // SAFETY: our mailbox, in the committed control area of the region,
+    // mapped for the life of the process.
+    let mine = unsafe { &*mailboxes.add(r.local_rank) };
+    if !progress::start(mine) {
+        crate::eprint_noalloc!(
+            "heapmpi: warning: could not start the progress thread; a rank that waits inside \
+             the real MPI may leave a local sender waiting"
+        );
+    }
 }
 
-/// Before `MPI_Finalize`: wait until the node's ranks are done with each
-/// other's headers, so the count of headers still out is exact.
-pub fn before_finalize(node: ffi::MPI_Comm) -> u64 {
+/// What is still out at `MPI_Finalize` (0 and 0 in a correct program).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Leftovers {
+    /// Message headers sent and not yet returned by their receivers.
+    pub headers: u64,
+    /// Request slots still live (requests never completed or freed).
+    pub requests: u64,
+}
+
+/// Before `MPI_Finalize`: finish freed requests (briefly: a freed receive
+/// whose message never comes stays), wait until the node's ranks are done
+/// with each other's headers, and count what is left.
+pub fn before_finalize(node: ffi::MPI_Comm) -> Leftovers {
     if !engine::enabled() {
-        return 0;
+        return Leftovers::default();
     }
-    {
+    let deadline = crate::sys::monotonic_ns() + 200_000_000;
+    loop {
         let mut e = engine::lock();
         e.progress();
         e.flush_held();
+        if !e.has_orphans() || crate::sys::monotonic_ns() > deadline {
+            break;
+        }
+        drop(e);
+        std::thread::yield_now();
     }
     // SAFETY: every local rank calls this from MPI_Finalize (collective).
     unsafe { ffi::PMPI_Barrier(node) };
+    // Every local rank is in MPI_Finalize: none can wait for us any more.
+    progress::stop();
     let mut e = engine::lock();
     e.progress();
-    e.headers_live()
+    Leftovers {
+        headers: e.headers_live(),
+        requests: e.requests_live(),
+    }
 }

@@ -155,7 +155,11 @@ pub struct Mailbox {
     _pad: [u8; 108],
     /// Headers returned to this rank by receivers (a stack, own line).
     pub returned: AtomicPtr<Msg>,
-    _pad2: [u8; 120],
+    /// The doorbell of this rank's progress thread: a sender that waits
+    /// for this rank increments it and wakes the thread (a shared futex;
+    /// see `p2p::progress`). It shares the line written by other ranks.
+    pub doorbell: AtomicU32,
+    _pad2: [u8; 116],
 }
 
 const _: () = assert!(core::mem::size_of::<Mailbox>() == 256);

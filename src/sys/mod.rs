@@ -6,6 +6,7 @@ pub mod glibc;
 pub mod out;
 pub mod shm;
 pub mod vm;
+pub mod wake;
 
 /// The system page size (fixed for the life of the process).
 pub fn page_size() -> usize {

@@ -1,0 +1,162 @@
+//! The Fortran bindings heapmpi defines (logic in [`crate::fortran`]),
+//! under gfortran's names:
+//! - `mpi_x_` and `mpi_x__` (both MPIs provide the second too), with
+//!   `__wrap_` twins for `-Wl,--wrap`: heapmpi's own binding for Open MPI
+//!   (whose own ones call `PMPI_*`), a forward to MPICH's (which call the
+//!   C `MPI_*`, heapmpi's);
+//! - `ompi_x_f` and `pmpi_x_`, which Open MPI's `use mpi_f08` procedures
+//!   call (the second for those with `LOGICAL` arguments): the same;
+//! - `mpi_x_f08_`, with `__wrap_` twins, for the procedures of MPICH's
+//!   `use mpi_f08` that call `PMPI_*` (marked `f08` below): heapmpi's own
+//!   for MPICH, a forward to Open MPI's (which call `ompi_x_f`);
+//! - `mpi_init_f08_`, `mpi_init_thread_f08_`, `mpi_finalize_f08_`: the
+//!   MPI's own, with heapmpi's start-up after and shut-down before.
+
+use core::ffi::c_void;
+
+use crate::fortran::Fint;
+
+/// The module of [`crate::fortran`] that serves the `mpif.h` names here.
+#[cfg(not(heapmpi_mpich))]
+use crate::fortran::own as mpif;
+#[cfg(heapmpi_mpich)]
+use crate::fortran::own as f08_impl;
+#[cfg(heapmpi_mpich)]
+use crate::fortran::real as mpif;
+/// The module that serves the `mpi_f08` names here.
+#[cfg(not(heapmpi_mpich))]
+use crate::fortran::real_f08 as f08_impl;
+
+/// Defines each binding once per exported name, each a call into
+/// [`crate::fortran`].
+macro_rules! fortran_exports {
+    ($( fn $name:ident($($a:ident: $t:ty),* $(,)?) $($f08:ident)?; )*) => {
+        fortran_exports!(@variant underscore, mpif, "mpi_", "_", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant double, mpif, "mpi_", "__", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant ompi, mpif, "ompi_", "_f", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant pmpi_underscore, mpif, "pmpi_", "_", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant pmpi_double, mpif, "pmpi_", "__", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant wrap_underscore, mpif, "__wrap_mpi_", "_", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@variant wrap_double, mpif, "__wrap_mpi_", "__", $( fn $name($($a: $t),*); )*);
+        fortran_exports!(@f08 f08_names, "mpi_", $( fn $name($($a: $t),*) $($f08)?; )*);
+        fortran_exports!(@f08 wrap_f08_names, "__wrap_mpi_", $( fn $name($($a: $t),*) $($f08)?; )*);
+    };
+    (@variant $m:ident, $via:ident, $pre:literal, $post:literal, $( fn $name:ident($($a:ident: $t:ty),*); )*) => {
+        #[doc = concat!("The bindings named `", $pre, "x", $post, "`.")]
+        pub mod $m {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[doc = concat!("`", $pre, stringify!($name), $post, "`.")]
+                ///
+                /// # Safety
+                /// The Fortran binding's contract.
+                #[cfg_attr(not(test), export_name = concat!($pre, stringify!($name), $post))]
+                pub unsafe extern "C" fn $name($($a: $t),*) {
+                    // SAFETY: the caller's arguments, forwarded.
+                    unsafe { $via::$name($($a),*) }
+                }
+            )*
+        }
+    };
+    (@f08 $m:ident, $pre:literal, $( fn $name:ident($($a:ident: $t:ty),*) $($f08:ident)?; )*) => {
+        #[doc = concat!("The `use mpi_f08` procedures named `", $pre, "x_f08_`.")]
+        pub mod $m {
+            #[allow(unused_imports)]
+            use super::*;
+            $( fortran_exports!(@f08one $pre, fn $name($($a: $t),*) $($f08)?); )*
+        }
+    };
+    (@f08one $pre:literal, fn $name:ident($($a:ident: $t:ty),*) f08) => {
+        #[doc = concat!("`", $pre, stringify!($name), "_f08_`.")]
+        ///
+        /// # Safety
+        /// The Fortran binding's contract.
+        #[cfg_attr(not(test), export_name = concat!($pre, stringify!($name), "_f08_"))]
+        pub unsafe extern "C" fn $name($($a: $t),*) {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { f08_impl::$name($($a),*) }
+        }
+    };
+    (@f08one $pre:literal, fn $name:ident($($a:ident: $t:ty),*)) => {};
+}
+
+fortran_exports! {
+    fn init(ierr: *mut Fint);
+    fn init_thread(required: *const Fint, provided: *mut Fint, ierr: *mut Fint);
+    fn finalize(ierr: *mut Fint);
+    fn send(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+    fn ssend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+    fn rsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+    fn bsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+    fn isend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn issend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn irsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn ibsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn recv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+    fn irecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn sendrecv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, dest: *const Fint, stag: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+    fn sendrecv_replace(buf: *mut c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, stag: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+    fn probe(src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn iprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn mprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn improbe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn mrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint);
+    fn imrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, req: *mut Fint, ierr: *mut Fint);
+    fn wait(req: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn test(req: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn waitall(count: *const Fint, reqs: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+    fn testall(count: *const Fint, reqs: *mut Fint, flag: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+    fn waitany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn testany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn waitsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+    fn testsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+    fn request_free(req: *mut Fint, ierr: *mut Fint) f08;
+    fn request_get_status(req: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+    fn cancel(req: *const Fint, ierr: *mut Fint) f08;
+    fn send_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn ssend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn rsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn bsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn recv_init(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+    fn start(req: *mut Fint, ierr: *mut Fint) f08;
+    fn startall(count: *const Fint, reqs: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_dup(comm: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_dup_with_info(comm: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_split(comm: *const Fint, color: *const Fint, key: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_split_type(comm: *const Fint, split_type: *const Fint, key: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_create(comm: *const Fint, grp: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_create_group(comm: *const Fint, grp: *const Fint, tag: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn cart_create(comm: *const Fint, ndims: *const Fint, dims: *const Fint, periods: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn cart_sub(comm: *const Fint, remain: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn graph_create(comm: *const Fint, nnodes: *const Fint, index: *const Fint, edges: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn dist_graph_create(comm: *const Fint, n: *const Fint, sources: *const Fint, degrees: *const Fint, dests: *const Fint, w: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn dist_graph_create_adjacent(comm: *const Fint, indegree: *const Fint, sources: *const Fint, sw: *const Fint, outdegree: *const Fint, dests: *const Fint, dw: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn intercomm_merge(comm: *const Fint, high: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+    fn buffer_attach(buf: *mut c_void, size: *const Fint, ierr: *mut Fint);
+    fn buffer_detach(buf: *mut c_void, size: *mut Fint, ierr: *mut Fint) f08;
+    fn comm_free(comm: *mut Fint, ierr: *mut Fint) f08;
+}
+
+/// The `use mpi_f08` start-up and shut-down, as `NAME` and `__wrap_NAME`.
+pub mod f08_lifecycle {
+    use super::*;
+
+    c_exports! {
+        /// `mpi_init_f08_` (the `use mpi_f08` module's `MPI_Init`).
+        fn mpi_init_f08_(ierr: *mut Fint) -> () {
+            // SAFETY: the caller's argument, forwarded.
+            unsafe { crate::fortran::init_f08(ierr) }
+        }
+        /// `mpi_init_thread_f08_`.
+        fn mpi_init_thread_f08_(required: *const Fint, provided: *mut Fint, ierr: *mut Fint) -> () {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { crate::fortran::init_thread_f08(required, provided, ierr) }
+        }
+        /// `mpi_finalize_f08_`.
+        fn mpi_finalize_f08_(ierr: *mut Fint) -> () {
+            // SAFETY: the caller's argument, forwarded.
+            unsafe { crate::fortran::finalize_f08(ierr) }
+        }
+    }
+}

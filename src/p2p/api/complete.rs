@@ -1,0 +1,857 @@
+//! Completion: `MPI_Wait`/`Test` and their `all`/`any`/`some` forms,
+//! `MPI_Request_free`, `MPI_Request_get_status` and `MPI_Cancel`, over
+//! arrays that mix heapmpi's requests with the real MPI's.
+//!
+//! Statuses are written as the real MPI's same call would write them
+//! (`status_rules`): heapmpi's requests through the learned rules, the real
+//! MPI's requests by the real MPI itself, straight into the caller's
+//! status (so fields it leaves alone stay alone). `MPI_ERROR` is set by
+//! the multiple-completion calls, for every completed request, only when
+//! they return `MPI_ERR_IN_STATUS` (MPI-4.0 §3.7.5).
+
+use core::ffi::c_int;
+
+use super::*;
+use crate::p2p::status_rules::set_error;
+
+/// Nanoseconds a caller waits before it rings the peers its pending sends
+/// need (so that a peer inside the real MPI gets its progress thread to
+/// take over; see `p2p::progress`): long enough that a receiver merely
+/// arriving a little later is not disturbed.
+const RING_AFTER_NS: u64 = 20_000;
+
+/// Nanoseconds between rings while the wait goes on (the first ring may
+/// have found the peer inside heapmpi, about to leave for the real MPI).
+const RING_EVERY_NS: u64 = 200_000;
+
+/// Rounds after which a waiting standard send is staged (stage-on-stall).
+const STALL_SPINS: u32 = 2000;
+
+/// What a waiting caller does now and then besides progress (every 64
+/// rounds): returns held headers (see `Engine::idle`) and, once it has
+/// waited [`RING_AFTER_NS`], rings the peers it waits for.
+pub(super) struct Waiter {
+    /// When the wait started (0: not yet looked at).
+    since: u64,
+    /// When it last rang.
+    rung: u64,
+}
+
+impl Waiter {
+    pub(super) fn new() -> Waiter {
+        Waiter { since: 0, rung: 0 }
+    }
+
+    /// Round `spins` of a wait, outside the engine.
+    pub(super) fn tick(&mut self, spins: u32) {
+        if spins % 64 == 0 {
+            self.tick_locked(&mut engine::lock(), spins);
+        }
+    }
+
+    /// Round `spins` of a wait, inside the engine.
+    fn tick_locked(&mut self, e: &mut Engine, spins: u32) {
+        if spins % 64 != 0 {
+            return;
+        }
+        if spins % 1024 == 64 {
+            e.idle();
+        }
+        let now = crate::sys::monotonic_ns();
+        if self.since == 0 {
+            self.since = now;
+        } else if now - self.since >= RING_AFTER_NS && now - self.rung >= RING_EVERY_NS {
+            self.rung = now;
+            e.ring_waited();
+        }
+    }
+
+    /// One round of waiting: back off, drive the real MPI now and then,
+    /// and the periodic work of [`Waiter::tick`].
+    fn pause(&mut self, spins: &mut u32) {
+        *spins = spins.wrapping_add(1);
+        backoff(*spins);
+        poke_real(*spins);
+        self.tick(*spins);
+    }
+}
+
+/// Waits for heapmpi request `i` and finishes it (releases a one-shot slot,
+/// deactivates a persistent one). Returns its status.
+pub(super) fn wait_ours(i: u32) -> St {
+    let mut spins = 0u32;
+    let mut w = Waiter::new();
+    loop {
+        if spins % 16 == 0 || !engine::quiet() {
+            let mut e = engine::lock();
+            e.progress();
+            if let Some(st) = e.finish(i) {
+                return st;
+            }
+            if spins == STALL_SPINS {
+                e.try_stage(i);
+            }
+            w.tick_locked(&mut e, spins);
+        }
+        spins = spins.wrapping_add(1);
+        backoff(spins);
+        poke_real(spins);
+    }
+}
+
+/// `MPI_STATUS_IGNORE`.
+fn ignore_status() -> *mut ffi::MPI_Status {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_STATUS_IGNORE }
+}
+
+/// `MPI_ERR_REQUEST` through `MPI_COMM_WORLD`'s handler (a stale or
+/// foreign heapmpi handle).
+pub(super) fn bad_request() -> c_int {
+    // SAFETY: reading an MPI constant.
+    raise(
+        unsafe { ffi::RSMPI_COMM_WORLD },
+        ffi::MPI_ERR_REQUEST as c_int,
+    )
+}
+
+/// The slot of the request `*request` if it is heapmpi's.
+///
+/// # Safety
+/// `request` is null or points at a request handle.
+unsafe fn ours_at(request: *const ffi::MPI_Request) -> Option<u32> {
+    if request.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract.
+    dec_req(unsafe { *request })
+}
+
+/// The live heapmpi request `i`: whether it is persistent, and its
+/// communicator.
+fn describe(e: &mut Engine, i: u32) -> Option<(bool, ffi::MPI_Comm)> {
+    e.req(i as usize).map(|r| (r.persist.is_some(), r.comm))
+}
+
+/// `MPI_Wait`.
+///
+/// # Safety
+/// As `MPI_Wait`.
+pub unsafe fn wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { wait_as(request, status, Call::Wait) }
+}
+
+/// `MPI_Wait`, writing the status as `call` does (`MPI_Sendrecv` waits
+/// for its receive as `MPI_Recv`).
+///
+/// # Safety
+/// As `MPI_Wait`.
+pub(super) unsafe fn wait_as(
+    request: *mut ffi::MPI_Request,
+    status: *mut ffi::MPI_Status,
+    call: Call,
+) -> c_int {
+    // SAFETY: the caller's request.
+    let Some(i) = (unsafe { ours_at(request) }) else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Wait(request, status) };
+    };
+    let Some((pers, comm)) = describe(&mut engine::lock(), i) else {
+        return bad_request();
+    };
+    let st = wait_ours(i);
+    // SAFETY: the caller's pointers.
+    unsafe {
+        status_rules::write_status(&st, status, call);
+        if !pers {
+            *request = req_null();
+        }
+    }
+    bury();
+    raise(comm, st.error())
+}
+
+/// `MPI_Test`.
+///
+/// # Safety
+/// As `MPI_Test`.
+pub unsafe fn test(
+    request: *mut ffi::MPI_Request,
+    flag: *mut c_int,
+    status: *mut ffi::MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's request.
+    let Some(i) = (unsafe { ours_at(request) }) else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Test(request, flag, status) };
+    };
+    let mut e = engine::lock();
+    let Some((pers, comm)) = describe(&mut e, i) else {
+        drop(e);
+        return bad_request();
+    };
+    e.progress();
+    let done = e.finish(i);
+    drop(e);
+    match done {
+        Some(st) => {
+            // SAFETY: the caller's pointers.
+            unsafe {
+                status_rules::write_status(&st, status, Call::Test);
+                *flag = 1;
+                if !pers {
+                    *request = req_null();
+                }
+            }
+            bury();
+            raise(comm, st.error())
+        }
+        None => {
+            poke_real(255);
+            // SAFETY: the caller's flag.
+            unsafe { *flag = 0 };
+            0
+        }
+    }
+}
+
+/// Whether any entry of `reqs` is a heapmpi request.
+pub(super) fn any_ours(reqs: &[ffi::MPI_Request]) -> bool {
+    reqs.iter().any(|&r| dec_req(r).is_some())
+}
+
+/// The requests of an array call as a slice.
+///
+/// # Safety
+/// `p` points at `n` requests (or `n` is 0).
+pub(super) unsafe fn req_slice<'a>(
+    p: *mut ffi::MPI_Request,
+    n: c_int,
+) -> &'a mut [ffi::MPI_Request] {
+    if n <= 0 || p.is_null() {
+        &mut []
+    } else {
+        // SAFETY: per the contract.
+        unsafe { core::slice::from_raw_parts_mut(p, n as usize) }
+    }
+}
+
+/// Fills `out` with a copy of `reqs` where heapmpi's requests are replaced
+/// by `MPI_REQUEST_NULL`, for the real MPI's array calls.
+fn real_only(reqs: &[ffi::MPI_Request], out: &mut Vec<ffi::MPI_Request>) {
+    out.clear();
+    out.extend(
+        reqs.iter()
+            .map(|&r| if dec_req(r).is_some() { req_null() } else { r }),
+    );
+}
+
+/// Copies the real entries back after a real array call.
+fn merge_real(reqs: &mut [ffi::MPI_Request], tmp: &[ffi::MPI_Request]) {
+    for (r, t) in reqs.iter_mut().zip(tmp) {
+        if dec_req(*r).is_none() {
+            *r = *t;
+        }
+    }
+}
+
+/// Every heapmpi request of `reqs` is live (else the call is erroneous).
+fn all_live(e: &mut Engine, reqs: &[ffi::MPI_Request]) -> bool {
+    reqs.iter()
+        .all(|&r| dec_req(r).is_none_or(|s| e.req(s as usize).is_some()))
+}
+
+/// Tries to finish heapmpi request `reqs[i]` (`slot`): on completion
+/// writes its status as `call` does, nulls a one-shot handle, and returns
+/// its error and communicator.
+fn finish_ours(
+    e: &mut Engine,
+    reqs: &mut [ffi::MPI_Request],
+    i: usize,
+    slot: u32,
+    status: *mut ffi::MPI_Status,
+    call: Call,
+) -> Option<(c_int, ffi::MPI_Comm)> {
+    let (pers, comm) = describe(e, slot)?;
+    let st = e.finish(slot)?;
+    // SAFETY: the caller's status slot.
+    unsafe { status_rules::write_status(&st, status, call) };
+    if !pers {
+        reqs[i] = req_null();
+    }
+    Some((st.error(), comm))
+}
+
+/// Tests real request `reqs[i]` with the real `MPI_Test`, whose status
+/// goes straight into the caller's slot, then applies `call`'s rule for
+/// `MPI_ERROR`. Returns its error if it completed.
+fn finish_real(
+    reqs: &mut [ffi::MPI_Request],
+    i: usize,
+    status: *mut ffi::MPI_Status,
+    call: Call,
+) -> Option<c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: a real request of the caller's array; the caller's status
+    // slot or MPI_STATUS_IGNORE.
+    let rc = unsafe { ffi::PMPI_Test(&mut reqs[i], &mut flag, status) };
+    if flag == 0 && rc == 0 {
+        return None;
+    }
+    if status_rules::writes_error(call) {
+        // SAFETY: as above.
+        unsafe { set_error(status, 0) };
+    }
+    Some(rc)
+}
+
+/// The engine of `MPI_Waitall` (`blocking`) and of a `MPI_Testall` that
+/// found everything complete: finishes every request, writes statuses as
+/// `call` does, and reports errors through `MPI_ERR_IN_STATUS`.
+///
+/// # Safety
+/// `reqs` and `statuses` (if not ignored) are the caller's arrays.
+unsafe fn complete_all(
+    reqs: &mut [ffi::MPI_Request],
+    statuses: *mut ffi::MPI_Status,
+    call: Call,
+) -> c_int {
+    let n = reqs.len();
+    // Error of each finished request (None: not finished yet).
+    let mut errs: Vec<Option<c_int>> = vec![None; n];
+    let mut left = n;
+    let mut err_comm: Option<ffi::MPI_Comm> = None;
+    for i in 0..n {
+        if reqs[i] == req_null() {
+            // SAFETY: the caller's status slot.
+            unsafe { status_rules::write_status(&St::Empty, nth_status(statuses, i), call) };
+            errs[i] = Some(0);
+            left -= 1;
+        }
+    }
+    let mut spins = 0u32;
+    let mut w = Waiter::new();
+    while left > 0 {
+        {
+            let mut e = engine::lock();
+            e.progress();
+            for i in 0..n {
+                let Some(slot) = dec_req(reqs[i]).filter(|_| errs[i].is_none()) else {
+                    continue;
+                };
+                match finish_ours(&mut e, reqs, i, slot, nth_status(statuses, i), call) {
+                    Some((err, comm)) => {
+                        errs[i] = Some(err);
+                        left -= 1;
+                        if err != 0 && err_comm.is_none() {
+                            err_comm = Some(comm);
+                        }
+                    }
+                    None if spins == STALL_SPINS => {
+                        e.try_stage(slot);
+                    }
+                    None => {}
+                }
+            }
+        }
+        for i in 0..n {
+            if errs[i].is_some() || dec_req(reqs[i]).is_some() {
+                continue;
+            }
+            if let Some(rc) = finish_real(reqs, i, nth_status(statuses, i), call) {
+                errs[i] = Some(rc);
+                left -= 1;
+                if rc != 0 && err_comm.is_none() {
+                    // SAFETY: reading an MPI constant.
+                    err_comm = Some(unsafe { ffi::RSMPI_COMM_WORLD });
+                }
+            }
+        }
+        if left > 0 {
+            w.pause(&mut spins);
+        }
+    }
+    bury();
+    let Some(c) = err_comm else { return 0 };
+    for (i, e) in errs.iter().enumerate() {
+        // SAFETY: the caller's status slots.
+        unsafe { set_error(nth_status(statuses, i), e.unwrap_or(0)) };
+    }
+    raise(c, ffi::MPI_ERR_IN_STATUS as c_int)
+}
+
+/// `MPI_Waitall`.
+///
+/// # Safety
+/// As `MPI_Waitall`.
+pub unsafe fn waitall(
+    count: c_int,
+    array: *mut ffi::MPI_Request,
+    statuses: *mut ffi::MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's array.
+    let reqs = unsafe { req_slice(array, count) };
+    if !any_ours(reqs) {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Waitall(count, array, statuses) };
+    }
+    if !all_live(&mut engine::lock(), reqs) {
+        return bad_request();
+    }
+    // SAFETY: the caller's arrays.
+    unsafe { complete_all(reqs, statuses, Call::Waitall) }
+}
+
+/// `MPI_Testall`: completes all or none.
+///
+/// # Safety
+/// As `MPI_Testall`.
+pub unsafe fn testall(
+    count: c_int,
+    array: *mut ffi::MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut ffi::MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's array.
+    let reqs = unsafe { req_slice(array, count) };
+    if !any_ours(reqs) {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Testall(count, array, flag, statuses) };
+    }
+    let mut all = true;
+    {
+        let mut e = engine::lock();
+        if !all_live(&mut e, reqs) {
+            drop(e);
+            return bad_request();
+        }
+        e.progress();
+        for &r in reqs.iter() {
+            if let Some(s) = dec_req(r) {
+                if e.active(s) && !e.check(s) {
+                    all = false;
+                    break;
+                }
+            }
+        }
+    }
+    if !all {
+        poke_real(255);
+        // SAFETY: the caller's flag.
+        unsafe { *flag = 0 };
+        return 0;
+    }
+    // Ours are all complete (and stay so): the real MPI's own Testall over
+    // the rest decides, completing all of them or none. Its statuses land
+    // in copies of the caller's (so what it leaves alone stays), copied
+    // back for its entries.
+    let n = reqs.len();
+    // SAFETY: reading MPI constants.
+    let ignore = statuses.is_null() || statuses == unsafe { ffi::RSMPI_STATUSES_IGNORE };
+    let mut tmp = Vec::with_capacity(n);
+    real_only(reqs, &mut tmp);
+    let mut st: Vec<ffi::MPI_Status> = if ignore {
+        Vec::new()
+    } else {
+        // SAFETY: the caller's array of `count` statuses.
+        unsafe { core::slice::from_raw_parts(statuses, n) }.to_vec()
+    };
+    let mut f: c_int = 0;
+    // SAFETY: arrays of `n` entries (or MPI_STATUSES_IGNORE).
+    let rc = unsafe {
+        ffi::PMPI_Testall(
+            n as c_int,
+            tmp.as_mut_ptr(),
+            &mut f,
+            if ignore {
+                ffi::RSMPI_STATUSES_IGNORE
+            } else {
+                st.as_mut_ptr()
+            },
+        )
+    };
+    if f == 0 && rc == 0 {
+        poke_real(255);
+        // SAFETY: the caller's flag.
+        unsafe { *flag = 0 };
+        return 0;
+    }
+    let mut errs: Vec<c_int> = vec![0; n];
+    let mut err_comm: Option<ffi::MPI_Comm> = None;
+    for i in 0..n {
+        if dec_req(reqs[i]).is_none() {
+            reqs[i] = tmp[i];
+            if !ignore {
+                // SAFETY: the caller's status slot.
+                unsafe { *statuses.add(i) = st[i] };
+                if rc != 0 {
+                    errs[i] = st[i].MPI_ERROR;
+                }
+            }
+        }
+    }
+    if rc != 0 {
+        // SAFETY: reading an MPI constant.
+        err_comm = Some(unsafe { ffi::RSMPI_COMM_WORLD });
+    }
+    {
+        let mut e = engine::lock();
+        for i in 0..n {
+            if let Some(slot) = dec_req(reqs[i]) {
+                if let Some((err, comm)) = finish_ours(
+                    &mut e,
+                    reqs,
+                    i,
+                    slot,
+                    nth_status(statuses, i),
+                    Call::Testall,
+                ) {
+                    errs[i] = err;
+                    if err != 0 && err_comm.is_none() {
+                        err_comm = Some(comm);
+                    }
+                }
+            }
+        }
+    }
+    bury();
+    // SAFETY: the caller's flag.
+    unsafe { *flag = 1 };
+    let Some(c) = err_comm else { return 0 };
+    for (i, e) in errs.iter().enumerate() {
+        // SAFETY: the caller's status slots.
+        unsafe { set_error(nth_status(statuses, i), *e) };
+    }
+    raise(c, ffi::MPI_ERR_IN_STATUS as c_int)
+}
+
+/// `MPI_Waitany` (`blocking`) and `MPI_Testany`.
+///
+/// # Safety
+/// As the MPI calls.
+pub unsafe fn waitany(
+    count: c_int,
+    array: *mut ffi::MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut ffi::MPI_Status,
+    blocking: bool,
+) -> c_int {
+    // SAFETY: the caller's array.
+    let reqs = unsafe { req_slice(array, count) };
+    if !any_ours(reqs) {
+        // SAFETY: forwarded unchanged.
+        return unsafe {
+            if blocking {
+                ffi::PMPI_Waitany(count, array, index, status)
+            } else {
+                ffi::PMPI_Testany(count, array, index, flag, status)
+            }
+        };
+    }
+    if !all_live(&mut engine::lock(), reqs) {
+        return bad_request();
+    }
+    let call = if blocking {
+        Call::Waitany
+    } else {
+        Call::Testany
+    };
+    // SAFETY: reading an MPI constant.
+    let undefined = unsafe { ffi::RSMPI_UNDEFINED };
+    let set_flag = |f: c_int| {
+        if !blocking {
+            // SAFETY: a nonblocking call's caller passes a valid flag.
+            unsafe { *flag = f };
+        }
+    };
+    let mut tmp = Vec::with_capacity(reqs.len());
+    let mut spins = 0u32;
+    let mut w = Waiter::new();
+    loop {
+        let mut active = false;
+        {
+            let mut e = engine::lock();
+            e.progress();
+            for i in 0..reqs.len() {
+                let Some(slot) = dec_req(reqs[i]).filter(|&s| e.active(s)) else {
+                    continue;
+                };
+                active = true;
+                if let Some((err, comm)) = finish_ours(&mut e, reqs, i, slot, status, call) {
+                    drop(e);
+                    // SAFETY: the caller's index.
+                    unsafe { *index = i as c_int };
+                    set_flag(1);
+                    bury();
+                    return raise(comm, err);
+                }
+                if spins == STALL_SPINS {
+                    e.try_stage(slot);
+                }
+            }
+        }
+        real_only(reqs, &mut tmp);
+        let (mut idx, mut f): (c_int, c_int) = (undefined, 0);
+        // The real MPI writes a status it completes into a copy of the
+        // caller's (so what it leaves alone stays as the caller had it),
+        // copied back only if it completed one of the real requests.
+        let ignore = status.is_null() || status == ignore_status();
+        // SAFETY: the caller's status is a valid MPI_Status unless ignored.
+        let mut scratch: ffi::MPI_Status = unsafe {
+            if ignore {
+                core::mem::zeroed()
+            } else {
+                core::ptr::read(status)
+            }
+        };
+        let out: *mut ffi::MPI_Status = if ignore { status } else { &mut scratch };
+        // SAFETY: an array of real requests and nulls; a valid status or
+        // MPI_STATUS_IGNORE.
+        let rc = unsafe {
+            ffi::PMPI_Testany(tmp.len() as c_int, tmp.as_mut_ptr(), &mut idx, &mut f, out)
+        };
+        merge_real(reqs, &tmp);
+        if rc != 0 || (f != 0 && idx != undefined) {
+            // SAFETY: the caller's pointers.
+            unsafe {
+                if !ignore {
+                    *status = scratch;
+                }
+                *index = idx;
+            }
+            set_flag(1);
+            return rc;
+        }
+        // The real MPI reports "no active request" as flag set, index
+        // MPI_UNDEFINED.
+        let real_active = !(f != 0 && idx == undefined);
+        if !active && !real_active {
+            // An inactive persistent request of ours makes the empty status
+            // an inactive request's (which MPICH writes differently).
+            let inactive = {
+                let mut e = engine::lock();
+                reqs.iter()
+                    .any(|&r| dec_req(r).is_some_and(|s| e.req(s as usize).is_some()))
+            };
+            let st = if inactive { St::Inactive } else { St::Empty };
+            // SAFETY: the caller's pointers.
+            unsafe {
+                *index = undefined;
+                status_rules::write_status(&st, status, call);
+            }
+            set_flag(1);
+            return 0;
+        }
+        if !blocking {
+            // SAFETY: the caller's index.
+            unsafe { *index = undefined };
+            set_flag(0);
+            return 0;
+        }
+        w.pause(&mut spins);
+    }
+}
+
+/// `MPI_Waitsome` (`blocking`) and `MPI_Testsome`.
+///
+/// # Safety
+/// As the MPI calls.
+pub unsafe fn waitsome(
+    count: c_int,
+    array: *mut ffi::MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut ffi::MPI_Status,
+    blocking: bool,
+) -> c_int {
+    // SAFETY: the caller's array.
+    let reqs = unsafe { req_slice(array, count) };
+    if !any_ours(reqs) {
+        // SAFETY: forwarded unchanged.
+        return unsafe {
+            if blocking {
+                ffi::PMPI_Waitsome(count, array, outcount, indices, statuses)
+            } else {
+                ffi::PMPI_Testsome(count, array, outcount, indices, statuses)
+            }
+        };
+    }
+    if !all_live(&mut engine::lock(), reqs) {
+        return bad_request();
+    }
+    let call = if blocking {
+        Call::Waitsome
+    } else {
+        Call::Testsome
+    };
+    // SAFETY: reading MPI constants.
+    let (undefined, ignore) = unsafe { (ffi::RSMPI_UNDEFINED, ffi::RSMPI_STATUSES_IGNORE) };
+    let n = reqs.len();
+    let want = statuses != ignore && !statuses.is_null();
+    // Buffers for the real MPI's share of each pass, made once.
+    let mut tmp = Vec::with_capacity(n);
+    let mut ridx = vec![0 as c_int; n];
+    let mut spins = 0u32;
+    let mut w = Waiter::new();
+    loop {
+        let mut out = 0usize;
+        let mut active = false;
+        // (index in `indices`, error) of every completed request.
+        let mut errs: Vec<c_int> = Vec::new();
+        let mut err_comm: Option<ffi::MPI_Comm> = None;
+        {
+            let mut e = engine::lock();
+            e.progress();
+            for i in 0..n {
+                let Some(slot) = dec_req(reqs[i]).filter(|&s| e.active(s)) else {
+                    continue;
+                };
+                active = true;
+                match finish_ours(&mut e, reqs, i, slot, nth_status(statuses, out), call) {
+                    Some((err, comm)) => {
+                        // SAFETY: the caller's index array has room for `count`.
+                        unsafe { *indices.add(out) = i as c_int };
+                        out += 1;
+                        errs.push(err);
+                        if err != 0 && err_comm.is_none() {
+                            err_comm = Some(comm);
+                        }
+                    }
+                    None if spins == STALL_SPINS => {
+                        e.try_stage(slot);
+                    }
+                    None => {}
+                }
+            }
+        }
+        real_only(reqs, &mut tmp);
+        let mut rout: c_int = 0;
+        // SAFETY: arrays of `n` entries; the real MPI writes the statuses of
+        // what it completes straight into the caller's slots after ours.
+        let rc = unsafe {
+            ffi::PMPI_Testsome(
+                n as c_int,
+                tmp.as_mut_ptr(),
+                &mut rout,
+                ridx.as_mut_ptr(),
+                if want { statuses.add(out) } else { ignore },
+            )
+        };
+        merge_real(reqs, &tmp);
+        if rc != 0 && err_comm.is_none() {
+            // SAFETY: reading an MPI constant.
+            err_comm = Some(unsafe { ffi::RSMPI_COMM_WORLD });
+        }
+        if rout != undefined {
+            active = true;
+            for &r in &ridx[..rout.max(0) as usize] {
+                // SAFETY: the caller's arrays have room for `count`.
+                unsafe { *indices.add(out) = r };
+                errs.push(if want && rc != 0 {
+                    // SAFETY: written by the real call just now.
+                    unsafe { (*statuses.add(out)).MPI_ERROR }
+                } else {
+                    rc
+                });
+                out += 1;
+            }
+        }
+        if out > 0 || !active || !blocking {
+            // SAFETY: the caller's out-pointer.
+            unsafe { *outcount = if !active { undefined } else { out as c_int } };
+            bury();
+            let Some(c) = err_comm else { return 0 };
+            for (k, e) in errs.iter().enumerate() {
+                // SAFETY: the caller's status slots.
+                unsafe { set_error(nth_status(statuses, k), *e) };
+            }
+            return raise(c, ffi::MPI_ERR_IN_STATUS as c_int);
+        }
+        w.pause(&mut spins);
+    }
+}
+
+/// `MPI_Request_free`: an active request completes on its own and then
+/// releases everything it holds.
+///
+/// # Safety
+/// As `MPI_Request_free`.
+pub unsafe fn request_free(request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: the caller's request.
+    let Some(i) = (unsafe { ours_at(request) }) else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Request_free(request) };
+    };
+    {
+        let mut e = engine::lock();
+        if e.req(i as usize).is_none() {
+            drop(e);
+            return bad_request();
+        }
+        e.free_request(i);
+    }
+    // SAFETY: the caller's handle.
+    unsafe { *request = req_null() };
+    bury();
+    0
+}
+
+/// `MPI_Request_get_status`: like `MPI_Test`, without freeing.
+///
+/// # Safety
+/// As `MPI_Request_get_status`.
+pub unsafe fn request_get_status(
+    request: ffi::MPI_Request,
+    flag: *mut c_int,
+    status: *mut ffi::MPI_Status,
+) -> c_int {
+    let Some(i) = dec_req(request) else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Request_get_status(request, flag, status) };
+    };
+    let mut e = engine::lock();
+    if e.req(i as usize).is_none() {
+        drop(e);
+        return bad_request();
+    }
+    let st = if !e.active(i) {
+        Some(St::Inactive)
+    } else if e.test(i) {
+        match e.req(i as usize).map(|r| r.state) {
+            Some(State::Done(st)) => Some(st),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    drop(e);
+    // SAFETY: the caller's pointers.
+    unsafe {
+        *flag = st.is_some() as c_int;
+        if let Some(st) = st {
+            status_rules::write_status(&st, status, Call::GetStatus);
+        }
+    }
+    0
+}
+
+/// `MPI_Cancel`.
+///
+/// # Safety
+/// As `MPI_Cancel`.
+pub unsafe fn cancel(request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: the caller's request.
+    let Some(i) = (unsafe { ours_at(request) }) else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Cancel(request) };
+    };
+    let mut e = engine::lock();
+    if e.req(i as usize).is_none() {
+        drop(e);
+        return bad_request();
+    }
+    e.cancel(i);
+    0
+}

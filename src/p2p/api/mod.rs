@@ -1,0 +1,366 @@
+//! MPI point-to-point semantics on top of the engine: which calls heapmpi
+//! serves, which go to the real MPI, and the request and status rules.
+//!
+//! Routing, per call:
+//! - the engine is off, the communicator is unknown (see `comm`), or an
+//!   argument is invalid (rank, tag, count, datatype, communicator): the
+//!   whole call goes to the real MPI, which returns exactly its own error
+//!   through the communicator's error handler;
+//! - `MPI_PROC_NULL`: the real MPI (it does nothing, as it should);
+//! - a peer on another node: the real MPI, unchanged;
+//! - a local peer: the engine. Every message between two local ranks goes
+//!   through heapmpi's queues, whatever the call, so ordering holds.
+//! - a receive that can match messages from other nodes too (`MPI_ANY_SOURCE`
+//!   on a communicator with remote ranks, or any remote receive posted while
+//!   such a wildcard is pending on the same communicator): a heapmpi request
+//!   that polls both the queues and the real MPI (matched probes), so receives
+//!   keep their posting order across both.
+
+mod bsend;
+mod complete;
+mod creation;
+mod persist;
+mod recv;
+mod send;
+
+pub use bsend::{attached, buffer_attach, buffer_detach, detached, learn_eager_limit};
+pub use complete::*;
+pub use creation::*;
+pub use persist::*;
+pub use recv::*;
+pub use send::*;
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use mpi_sys as ffi;
+
+use super::comm::CommInfo;
+use super::dt;
+use super::engine::{self, backoff, Engine, Mode, Persist, RecvSpec, SendSpec, Sent, St, State};
+use super::handle::{self, RawHandle};
+use super::status_rules::{self, Call};
+use crate::stats;
+
+/// Handle kinds (see `handle`).
+const REQ: usize = 0;
+
+const MSG: usize = 1;
+
+/// `MPI_TAG_UB` of `MPI_COMM_WORLD` (read at init; Relaxed: written before
+/// any communication, published by MPI's own synchronisation).
+static TAG_UB: AtomicI32 = AtomicI32::new(i32::MAX);
+
+/// Records the tag upper bound.
+pub fn set_tag_ub(ub: i32) {
+    TAG_UB.store(ub, Ordering::Relaxed);
+}
+
+/// How a call is served.
+enum Route {
+    /// By the real MPI, unchanged.
+    Real,
+    /// By the engine.
+    Local(&'static CommInfo),
+    /// By a heapmpi request that polls both sides.
+    Polled(&'static CommInfo),
+}
+
+fn comm_null() -> ffi::MPI_Comm {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_COMM_NULL }
+}
+
+/// `MPI_REQUEST_NULL`.
+pub fn req_null() -> ffi::MPI_Request {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+fn proc_null() -> c_int {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_PROC_NULL }
+}
+
+fn any_source() -> c_int {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_ANY_SOURCE }
+}
+
+fn any_tag() -> c_int {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_ANY_TAG }
+}
+
+/// A null buffer with data to move and a predefined datatype: not
+/// `MPI_BOTTOM` with absolute displacements (that needs a derived type), so
+/// the real MPI decides (Open MPI reports `MPI_ERR_BUFFER`).
+fn null_buffer(buf: *const c_void, count: c_int, d: &dt::Dt) -> bool {
+    buf.is_null() && count > 0 && d.size > 0 && d.contig
+}
+
+/// Routing of a send.
+fn route_send(
+    e: &mut Engine,
+    buf: *const c_void,
+    count: c_int,
+    dtype: ffi::MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static CommInfo, u32, dt::Dt)> {
+    if comm == comm_null()
+        || count < 0
+        || tag < 0
+        || tag > TAG_UB.load(Ordering::Relaxed)
+        || dest == proc_null()
+    {
+        return None;
+    }
+    let Some(info) = e.comm_info(comm) else {
+        stats::P2P_REAL_UNKNOWN.add(1);
+        return None;
+    };
+    if dest < 0 || dest >= info.size {
+        return None;
+    }
+    let d = e.dts.get(dtype)?;
+    if null_buffer(buf, count, &d) {
+        return None;
+    }
+    match info.local_index(dest) {
+        Some(l) => Some((info, l, d)),
+        None => {
+            stats::P2P_REAL_REMOTE.add(1);
+            None
+        }
+    }
+}
+
+/// Routing of a receive (or probe, with `dtype` `None`).
+fn route_recv(
+    e: &mut Engine,
+    buf: *const c_void,
+    count: c_int,
+    dtype: Option<ffi::MPI_Datatype>,
+    src: c_int,
+    tag: c_int,
+    comm: ffi::MPI_Comm,
+) -> (Route, Option<dt::Dt>) {
+    let bad = comm == comm_null()
+        || count < 0
+        || (tag != any_tag() && (tag < 0 || tag > TAG_UB.load(Ordering::Relaxed)))
+        || src == proc_null();
+    if bad {
+        return (Route::Real, None);
+    }
+    let Some(info) = e.comm_info(comm) else {
+        stats::P2P_REAL_UNKNOWN.add(1);
+        return (Route::Real, None);
+    };
+    let d = match dtype {
+        Some(t) => match e.dts.get(t) {
+            Some(d) if !null_buffer(buf, count, &d) => Some(d),
+            _ => return (Route::Real, None),
+        },
+        None => None,
+    };
+    let r = if src == any_source() {
+        if info.n_remote == 0 {
+            Route::Local(info)
+        } else {
+            Route::Polled(info)
+        }
+    } else if src < 0 || src >= info.size {
+        Route::Real
+    } else if info.local_index(src).is_some() {
+        Route::Local(info)
+    } else if e.polled_on(info.id) {
+        Route::Polled(info)
+    } else {
+        stats::P2P_REAL_REMOTE.add(1);
+        Route::Real
+    };
+    (r, d)
+}
+
+/// The `i`-th status of an array, or `MPI_STATUS_IGNORE`.
+fn nth_status(statuses: *mut ffi::MPI_Status, i: usize) -> *mut ffi::MPI_Status {
+    // SAFETY: reading MPI constants.
+    unsafe {
+        if statuses.is_null() || statuses == ffi::RSMPI_STATUSES_IGNORE {
+            ffi::RSMPI_STATUS_IGNORE
+        } else {
+            statuses.add(i)
+        }
+    }
+}
+
+/// Calls the communicator's error handler with `code` and returns `code`.
+fn raise(comm: ffi::MPI_Comm, code: c_int) -> c_int {
+    if code != 0 && comm != comm_null() {
+        // SAFETY: a valid communicator (the operation's own).
+        unsafe { ffi::PMPI_Comm_call_errhandler(comm, code) };
+    }
+    code
+}
+
+// ----- sends -----
+
+/// heapmpi's request handle for slot `i`.
+fn enc_req(i: u32) -> ffi::MPI_Request {
+    ffi::MPI_Request(handle::encode(REQ, i as usize))
+}
+
+/// The slot of a heapmpi request handle.
+#[inline]
+fn dec_req(r: ffi::MPI_Request) -> Option<u32> {
+    handle::decode(REQ, r.0).map(|i| i as u32)
+}
+
+/// heapmpi's message handle for slot `i`.
+fn enc_msg(i: u32) -> ffi::MPI_Message {
+    ffi::MPI_Message(handle::encode(MSG, i as usize))
+}
+
+/// The slot of a heapmpi message handle.
+fn dec_msg(m: ffi::MPI_Message) -> Option<usize> {
+    handle::decode(MSG, m.0)
+}
+
+/// `MPI_Request_c2f`: heapmpi's requests get their own Fortran integers
+/// (see `handle::encode_fortran`); the real MPI converts its own.
+pub fn request_c2f(r: ffi::MPI_Request) -> c_int {
+    match dec_req(r) {
+        Some(i) => handle::encode_fortran(REQ, i as usize),
+        None => real_request_c2f(r),
+    }
+}
+
+/// `MPI_Request_f2c`, the inverse of [`request_c2f`].
+pub fn request_f2c(f: c_int) -> ffi::MPI_Request {
+    match handle::decode_fortran(REQ, f) {
+        Some(i) if handles_ok() => enc_req(i as u32),
+        _ => real_request_f2c(f),
+    }
+}
+
+/// `MPI_Message_c2f` (see [`request_c2f`]).
+pub fn message_c2f(m: ffi::MPI_Message) -> c_int {
+    match dec_msg(m) {
+        Some(i) => handle::encode_fortran(MSG, i),
+        None => real_message_c2f(m),
+    }
+}
+
+/// `MPI_Message_f2c`, the inverse of [`message_c2f`].
+pub fn message_f2c(f: c_int) -> ffi::MPI_Message {
+    match handle::decode_fortran(MSG, f) {
+        Some(i) if handles_ok() => enc_msg(i as u32),
+        _ => real_message_f2c(f),
+    }
+}
+
+// Open MPI converts handles with functions; MPICH's handles are the
+// Fortran integers themselves (its conversions are macros).
+#[cfg(not(heapmpi_mpich))]
+fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
+    // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
+    unsafe { ffi::PMPI_Request_c2f(r) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Request_f2c(f) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_c2f(m) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_f2c(f) }
+}
+#[cfg(heapmpi_mpich)]
+fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
+    r.0
+}
+#[cfg(heapmpi_mpich)]
+fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
+    ffi::MPI_Request(f)
+}
+#[cfg(heapmpi_mpich)]
+fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
+    m.0
+}
+#[cfg(heapmpi_mpich)]
+fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
+    ffi::MPI_Message(f)
+}
+
+/// Whether heapmpi can issue handles here.
+fn handles_ok() -> bool {
+    fn f<H: RawHandle>(_: H) -> bool {
+        handle::available::<H>()
+    }
+    f(req_null().0)
+}
+
+/// Drives the real MPI's progress now and then while heapmpi waits, so
+/// that its pending operations (to other nodes, collectives) keep moving.
+fn poke_real(spins: u32) {
+    if spins % 256 == 255 {
+        let mut flag: c_int = 0;
+        // SAFETY: a probe with valid out-pointers; it consumes nothing.
+        unsafe {
+            ffi::PMPI_Iprobe(
+                any_source(),
+                any_tag(),
+                ffi::RSMPI_COMM_WORLD,
+                &mut flag,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+    }
+}
+
+/// Frees the communicators whose `MPI_Comm_free` waited for their last
+/// request (see `Engine::defer_comm_free`), outside the engine: freeing
+/// runs attribute callbacks that come back into it.
+pub(super) fn bury() {
+    if !engine::zombies_ready() {
+        return;
+    }
+    let dead = engine::lock().buriable();
+    for mut c in dead {
+        // SAFETY: a communicator the program freed and no request uses.
+        unsafe { ffi::PMPI_Comm_free(&mut c) };
+    }
+}
+
+/// The datatype a request that outlives its call uses: `dtype` itself if
+/// predefined, else a duplicate that slot `i` holds until it is released,
+/// so the program may free its own handle while the operation is pending
+/// ("any communication that is currently using this datatype will complete
+/// normally", MPI-4.0 §5.1.10). If the duplicate cannot be made, the
+/// program's handle is used, as before.
+pub(super) fn held_type(
+    e: &mut Engine,
+    i: u32,
+    dtype: ffi::MPI_Datatype,
+    d: &dt::Dt,
+) -> ffi::MPI_Datatype {
+    if d.named {
+        return dtype;
+    }
+    let mut dup = dtype;
+    // SAFETY: a valid, committed derived datatype (checked by routing);
+    // the duplicate is freed with the slot.
+    if unsafe { ffi::PMPI_Type_dup(dtype, &mut dup) } != 0 {
+        return dtype;
+    }
+    e.hold_type(i, dup);
+    dup
+}

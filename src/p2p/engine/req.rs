@@ -1,0 +1,358 @@
+//! heapmpi's request slots: what each request is doing (one [`State`]),
+//! what it holds until it is released (a duplicate of a derived datatype,
+//! its communicator), and the rules of completing, freeing and cancelling
+//! (MPI-4.0 §3.7.3–§3.8, §3.9 for persistent requests).
+//!
+//! A slot is *live* from its creation until it is released: a one-shot
+//! request when a wait or test completes it, or when it completes after
+//! `MPI_Request_free`; a persistent request when it is freed while
+//! inactive, or completes after being freed. Nothing a slot holds is given
+//! up before that, so a program may free the datatype (`MPI_Type_free`) or
+//! the communicator (`MPI_Comm_free`) of a pending operation, as MPI allows.
+
+use core::ffi::c_int;
+
+use super::*;
+
+/// A completed operation's status, by kind: the real MPI fills each kind
+/// differently, and [`crate::p2p::status`] writes each as it would.
+#[derive(Clone, Copy)]
+pub enum St {
+    /// A receive served by heapmpi.
+    Recv {
+        /// `MPI_SOURCE`.
+        source: i32,
+        /// `MPI_TAG`.
+        tag: i32,
+        /// Bytes received.
+        bytes: u64,
+        /// The operation's error (0 or an error code).
+        error: i32,
+        /// Cancelled.
+        cancelled: bool,
+    },
+    /// A completed send.
+    Sent,
+    /// The empty status of a null request.
+    Empty,
+    /// The empty status of an inactive persistent request (MPICH fills it
+    /// differently from a null request's in some calls).
+    Inactive,
+    /// A receive the real MPI completed (`MPI_ERROR` holds its error).
+    Real(ffi::MPI_Status),
+}
+
+impl St {
+    /// The error the operation ended with (0 for success).
+    pub fn error(&self) -> i32 {
+        match self {
+            St::Recv { error, .. } => *error,
+            St::Real(s) => s.MPI_ERROR,
+            St::Sent | St::Empty | St::Inactive => 0,
+        }
+    }
+}
+
+/// What a request is doing.
+#[derive(Clone, Copy)]
+pub enum State {
+    /// A persistent request not started (or completed and waited for).
+    Inactive,
+    /// A send whose header is out and that needs its receiver to take it.
+    Send {
+        /// Our header, still the receiver's (for stage-on-stall).
+        msg: *mut Msg,
+        /// A standard-mode send that may be staged if the receiver is late.
+        stallable: bool,
+    },
+    /// A receive in the posted queue.
+    Posted,
+    /// Carried by this real MPI request (polled or remote receives).
+    Real(ffi::MPI_Request),
+    /// Matched by the progress thread; its bytes wait in
+    /// `Engine::unpacks` for a calling thread to unpack them.
+    Unpacking,
+    /// Complete, with this status.
+    Done(St),
+}
+
+/// One request slot.
+pub struct Req {
+    live: bool,
+    /// What the request is doing.
+    pub state: State,
+    /// Communicator of the operation (its error handler).
+    pub comm: ffi::MPI_Comm,
+    /// `MPI_Request_free` was called while active: release on completion.
+    pub freed: bool,
+    /// Persistent request arguments; `None` for one-shot requests.
+    pub persist: Option<Box<Persist>>,
+    /// A receive's destination.
+    pub recv: Option<RecvSpec>,
+    /// A pending send that needs its receiver: the receiver's node-local
+    /// index + 1 (counted in its `Tx::waiting`); else 0.
+    pub(super) peer: u32,
+    /// A duplicate of the operation's derived datatype, freed with the
+    /// slot (see [`Engine::hold_type`]).
+    held: Option<ffi::MPI_Datatype>,
+}
+
+impl Engine {
+    /// A new request slot in `state`.
+    pub fn new_req(&mut self, comm: ffi::MPI_Comm, state: State) -> Option<u32> {
+        let r = Req {
+            live: true,
+            state,
+            comm,
+            freed: false,
+            persist: None,
+            recv: None,
+            peer: 0,
+            held: None,
+        };
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = r;
+            return Some(i);
+        }
+        if self.reqs.len() >= crate::p2p::handle::MAX_SLOTS {
+            return None;
+        }
+        self.reqs.push(r);
+        Some(self.reqs.len() as u32 - 1)
+    }
+
+    /// The slot `i`, if live.
+    pub fn req(&mut self, i: usize) -> Option<&mut Req> {
+        self.reqs.get_mut(i).filter(|r| r.live)
+    }
+
+    /// Makes slot `i` hold `dup`, a duplicate of a derived datatype the
+    /// operation uses after its call returns (freed with the slot).
+    pub fn hold_type(&mut self, i: u32, dup: ffi::MPI_Datatype) {
+        self.reqs[i as usize].held = Some(dup);
+    }
+
+    /// Releases slot `i` and what it holds. The datatype duplicate is freed
+    /// now if the holder may call MPI, else by the next calling thread.
+    pub fn release(&mut self, i: u32) {
+        let r = &mut self.reqs[i as usize];
+        if !r.live {
+            return;
+        }
+        r.live = false;
+        r.persist = None;
+        r.recv = None;
+        let held = r.held.take();
+        let comm = r.comm;
+        self.free_reqs.push(i);
+        if let Some(t) = held {
+            self.trash.push(t);
+        }
+        if self.may_call_mpi() && !self.trash.is_empty() {
+            self.empty_trash();
+        }
+        if !self.zombies.is_empty() && self.zombies.contains(&comm) {
+            ZOMBIES_READY.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Frees the datatype duplicates of released slots.
+    pub(super) fn empty_trash(&mut self) {
+        for mut t in self.trash.drain(..) {
+            // SAFETY: our own duplicate, used by no live slot.
+            unsafe { ffi::PMPI_Type_free(&mut t) };
+        }
+    }
+
+    /// Marks request `i` complete with `st` (releasing it if it was freed).
+    pub fn complete(&mut self, i: u32, st: St) {
+        let r = &mut self.reqs[i as usize];
+        r.state = State::Done(st);
+        if r.peer != 0 {
+            let p = r.peer as usize - 1;
+            r.peer = 0;
+            self.tx[p].waiting -= 1;
+        }
+        if self.reqs[i as usize].freed {
+            self.release(i);
+        }
+    }
+
+    /// Whether slot `i` is an active request (a one-shot request, or a
+    /// started persistent one).
+    pub fn active(&self, i: u32) -> bool {
+        let r = &self.reqs[i as usize];
+        r.live && !matches!(r.state, State::Inactive)
+    }
+
+    /// Tests a request: progress, then whether it is done.
+    pub fn test(&mut self, i: u32) -> bool {
+        if matches!(self.reqs[i as usize].state, State::Done(_)) {
+            return true;
+        }
+        self.progress();
+        self.check(i)
+    }
+
+    /// Whether request `i` is done, without progress of heapmpi's queues
+    /// (callers completing many requests progress once per pass); a request
+    /// carried by the real MPI is tested there. Calling threads only.
+    pub fn check(&mut self, i: u32) -> bool {
+        match self.reqs[i as usize].state {
+            State::Done(_) => true,
+            State::Real(mut inner) => {
+                let mut flag: c_int = 0;
+                // SAFETY: a zeroed MPI_Status is a valid out-buffer.
+                let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };
+                // SAFETY: a live real request owned by this slot.
+                let rc = unsafe { ffi::PMPI_Test(&mut inner, &mut flag, &mut st) };
+                if flag == 0 && rc == 0 {
+                    self.reqs[i as usize].state = State::Real(inner);
+                    return false;
+                }
+                // MPI_ERROR is only written by the multiple-completion
+                // calls: the single test's return code is the error.
+                st.MPI_ERROR = rc;
+                self.complete(i, St::Real(st));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// If request `i` is inactive or complete, finishes it: releases a
+    /// one-shot slot, deactivates a persistent one, and returns its status.
+    /// The caller has made progress (once per pass over its requests).
+    pub fn finish(&mut self, i: u32) -> Option<St> {
+        if let State::Inactive = self.reqs[i as usize].state {
+            return Some(St::Inactive);
+        }
+        if !self.check(i) {
+            return None;
+        }
+        let r = &mut self.reqs[i as usize];
+        let State::Done(st) = r.state else {
+            unreachable!("checked done")
+        };
+        if r.persist.is_some() {
+            r.state = State::Inactive;
+        } else {
+            self.release(i);
+        }
+        Some(st)
+    }
+
+    /// `MPI_Request_free` of slot `i`: released at once if inactive or
+    /// complete, else when it completes; a freed request that the real MPI
+    /// carries (or may come to carry) is driven by progress from then on.
+    pub fn free_request(&mut self, i: u32) {
+        let r = &mut self.reqs[i as usize];
+        if matches!(r.state, State::Done(_) | State::Inactive) {
+            self.release(i);
+            return;
+        }
+        r.freed = true;
+        r.persist = None;
+        self.orphans.push(i);
+    }
+
+    /// Whether freed requests are still under way.
+    pub fn has_orphans(&self) -> bool {
+        !self.orphans.is_empty()
+    }
+
+    /// Live request slots (at `MPI_Finalize`: requests the program never
+    /// completed or freed, or freed ones still under way).
+    pub fn requests_live(&self) -> u64 {
+        self.reqs.iter().filter(|r| r.live).count() as u64
+    }
+
+    /// Drives freed requests the real MPI carries (nobody waits for them).
+    pub(super) fn drive_orphans(&mut self) {
+        let mut k = 0;
+        while k < self.orphans.len() {
+            let i = self.orphans[k];
+            let r = &self.reqs[i as usize];
+            if !r.live || !r.freed {
+                self.orphans.swap_remove(k);
+                continue;
+            }
+            if matches!(r.state, State::Real(_)) && self.check(i) {
+                // Completed and released by `complete`.
+                self.orphans.swap_remove(k);
+                continue;
+            }
+            k += 1;
+        }
+    }
+
+    /// Cancels a pending receive (sends cannot be cancelled once their
+    /// header is out: they complete normally, which MPI allows).
+    pub fn cancel(&mut self, i: u32) {
+        match self.reqs[i as usize].state {
+            State::Real(mut inner) => {
+                // SAFETY: a live real request owned by this slot.
+                unsafe { ffi::PMPI_Cancel(&mut inner) };
+            }
+            State::Posted => {
+                if let Some(pos) = self.posted.iter().position(|p| p.req == i) {
+                    let p = self.posted.remove(pos).unwrap();
+                    if p.polled {
+                        self.polled_add(p.comm_id, -1);
+                    }
+                    let w = self.wild;
+                    self.complete(
+                        i,
+                        St::Recv {
+                            source: w.any_source,
+                            tag: w.any_tag,
+                            bytes: 0,
+                            error: 0,
+                            cancelled: true,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a live request uses communicator `comm`.
+    pub fn comm_in_use(&self, comm: ffi::MPI_Comm) -> bool {
+        self.reqs.iter().any(|r| r.live && r.comm == comm)
+    }
+
+    /// `MPI_Comm_free` of `comm`, which live requests still use: its real
+    /// free waits until they are released ([`Engine::buriable`]).
+    pub fn defer_comm_free(&mut self, comm: ffi::MPI_Comm) {
+        self.zombies.push(comm);
+    }
+
+    /// Communicators whose free was deferred and that no live request uses
+    /// any more: the caller frees them, outside the engine (their attribute
+    /// callbacks come back into it).
+    pub fn buriable(&mut self) -> Vec<ffi::MPI_Comm> {
+        ZOMBIES_READY.store(false, Ordering::Relaxed);
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < self.zombies.len() {
+            let c = self.zombies[k];
+            if self.comm_in_use(c) {
+                k += 1;
+            } else {
+                out.push(self.zombies.swap_remove(k));
+            }
+        }
+        out
+    }
+}
+
+/// A deferred communicator free may be due (see [`Engine::buriable`]);
+/// a hint (Relaxed), checked under the engine lock.
+static ZOMBIES_READY: AtomicBool = AtomicBool::new(false);
+
+/// Whether a deferred communicator free may be due.
+#[inline]
+pub fn zombies_ready() -> bool {
+    ZOMBIES_READY.load(Ordering::Relaxed)
+}

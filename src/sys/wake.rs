@@ -1,0 +1,151 @@
+//! Sleeping and waking across processes, and the process-wide memory
+//! barrier: the system calls behind heapmpi's progress thread
+//! (`p2p::progress`).
+//!
+//! - [`futex_wait`] / [`futex_wake`]: a shared (not `FUTEX_PRIVATE_FLAG`)
+//!   futex on a word in the shared region, so a rank can wake a thread of
+//!   another process that sleeps on that word (futex(2); the kernel keys a
+//!   shared futex by the backing page, whatever address maps it).
+//! - [`heavy_barrier`]: `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which
+//!   makes every running thread of the process execute a full memory barrier
+//!   before it returns. It is the heavy half of an *asymmetric* Dekker
+//!   handshake: the frequent side (the thread that enters heapmpi on every
+//!   MPI call) orders its flag store before its flag load with a compiler
+//!   barrier only, and the rare side (the progress thread) pays for both
+//!   (the technique of liburcu's `urcu-memb` and folly's
+//!   `asymmetricHeavyBarrier`; membarrier(2)). Where the kernel refuses
+//!   membarrier, [`light_barrier_is_enough`] is false and both sides use a
+//!   `SeqCst` fence.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// `membarrier` commands (linux/membarrier.h).
+const MEMBARRIER_CMD_QUERY: libc::c_int = 0;
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+/// Whether the process registered for expedited private membarriers (set
+/// once, by [`init_barrier`], before the progress thread starts; Relaxed:
+/// the thread's creation publishes it, and the entering side reads a value
+/// that never changes afterwards).
+static EXPEDITED: AtomicBool = AtomicBool::new(false);
+
+/// Registers the process for expedited membarriers. Returns whether they
+/// are available; call once, before the threads that use the handshake run.
+pub fn init_barrier() -> bool {
+    // SAFETY: membarrier takes two integer arguments and touches no memory.
+    let cmds = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_QUERY, 0) };
+    let ok = cmds >= 0
+        && cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED as libc::c_long != 0
+        // SAFETY: as above.
+        && unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                0,
+            )
+        } == 0;
+    EXPEDITED.store(ok, Ordering::Relaxed);
+    ok
+}
+
+/// Whether the frequent side of the handshake may use a compiler barrier
+/// (the rare side calls [`heavy_barrier`]).
+#[inline]
+pub fn light_barrier_is_enough() -> bool {
+    EXPEDITED.load(Ordering::Relaxed)
+}
+
+/// The rare side's barrier: every thread of this process that is running
+/// executes a full memory barrier before this returns (a thread that is not
+/// running passes one when it is switched back in), and so does the caller.
+pub fn heavy_barrier() {
+    if EXPEDITED.load(Ordering::Relaxed) {
+        // SAFETY: as in `init_barrier`.
+        let rc =
+            unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
+        if rc == 0 {
+            return;
+        }
+    }
+    // Not registered (the entering side then fences too): a local fence is
+    // the rare side's half of a symmetric Dekker handshake.
+    core::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// Sleeps while `*word == expected` (or until a spurious wake-up, a signal,
+/// or `timeout_ms` milliseconds if given). `word` may be in memory shared
+/// with other processes.
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout_ms: Option<u64>) {
+    let ts = timeout_ms.map(|t| libc::timespec {
+        tv_sec: (t / 1000) as libc::time_t,
+        tv_nsec: ((t % 1000) * 1_000_000) as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(core::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a valid, aligned u32 for the duration of the call;
+    // the kernel only reads it (and compares it with `expected`).
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            tsp,
+            core::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+}
+
+/// Wakes one thread (of any process) sleeping in [`futex_wait`] on `word`.
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a valid, aligned u32; FUTEX_WAKE does not access it.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            1i32,
+            core::ptr::null::<libc::timespec>(),
+            core::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn wake_reaches_a_sleeper() {
+        let w = Arc::new(AtomicU32::new(0));
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || {
+            while w2.load(Ordering::Acquire) == 0 {
+                futex_wait(&w2, 0, Some(10_000));
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        w.store(1, Ordering::Release);
+        futex_wake(&w);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn wait_returns_at_once_on_a_changed_word() {
+        let w = AtomicU32::new(5);
+        let t0 = std::time::Instant::now();
+        futex_wait(&w, 4, Some(10_000));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn heavy_barrier_works_registered_or_not() {
+        init_barrier();
+        heavy_barrier();
+    }
+}
