@@ -52,9 +52,14 @@ fn address_conflicts_are_retried_elsewhere() {
         fl.run(Case::new("share_pointers", f, mode, 2).env(&env), |o| {
             check_success(o)?;
             check_status_lines(o, 2, HeapState::Active)?;
+            // Three refused proposals, then the one that succeeds; under
+            // ASLR a proposal is now and then taken by chance in some rank,
+            // which adds rounds: at least 4, the same in every rank.
             let rounds = stats_numbers(&o.stderr, "rounds")?;
-            if rounds != [4, 4] {
-                return Err(format!("expected rounds=4 in both ranks, got {rounds:?}"));
+            if rounds.len() != 2 || rounds[0] < 4 || rounds[0] != rounds[1] {
+                return Err(format!(
+                    "expected the same number of rounds (at least 4) in both ranks, got {rounds:?}"
+                ));
             }
             if !warning_lines(&o.stderr).is_empty() {
                 return Err("a retried address needs no warning".into());
@@ -97,12 +102,11 @@ fn can_unshare_mounts() -> bool {
 
 #[test]
 fn small_dev_shm_falls_back_to_private_memory() {
-    if !can_unshare_mounts() {
-        eprintln!(
-            "SKIP: small_dev_shm_falls_back_to_private_memory: cannot unshare a mount namespace"
-        );
-        return;
-    }
+    assert!(
+        can_unshare_mounts(),
+        "small_dev_shm_falls_back_to_private_memory cannot run: `unshare --mount` failed \
+         (the test suite runs as root on Linux)"
+    );
     let mut fl = Failures::new();
     // heap_full allocates 64 MiB per rank; a 48 MiB /dev/shm cannot hold
     // both ranks' heaps (the MPI libraries' own segments need a few MiB).

@@ -113,6 +113,21 @@ fn check_same_as_stock(out: &Output, stock: &Output) -> Result<(), String> {
     Err(msg.trim_end().to_string())
 }
 
+/// Every rank's report says no message header and no request was left at
+/// `MPI_Finalize` (every freed request completed and released what it
+/// held).
+fn check_nothing_left(o: &Output) -> Result<(), String> {
+    for key in ["headers_live", "requests_live"] {
+        let v = stats_numbers(&o.stderr, key)?;
+        if v.is_empty() || v.iter().any(|&x| x != 0) {
+            return Err(format!(
+                "{key} at MPI_Finalize: {v:?}, expected 0 on every rank"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the stock reference of a comparison; `None` if it could not run or
 /// failed (recorded in `fl`: the program is wrong, not heapmpi).
 fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) -> Option<Output> {
@@ -167,6 +182,7 @@ fn conformance(test: &str, program: &str, verdict: &str) {
                     check_same_as_stock(o, &stock)?;
                     if cfg.stats {
                         check_status_lines(o, n, HeapState::Active)?;
+                        check_nothing_left(o)?;
                     }
                     Ok(())
                 });
@@ -231,6 +247,54 @@ fn p2p_thread_multiple() {
 }
 
 #[test]
+fn p2p_progress_inside_real_calls() {
+    conformance("p2p_progress_inside_real_calls", "p2p_progress", "progress");
+}
+
+#[test]
+fn p2p_status_fields_as_stock() {
+    conformance("p2p_status_fields_as_stock", "p2p_status", "status");
+}
+
+#[test]
+fn p2p_freed_types_comms_and_buffers() {
+    conformance(
+        "p2p_freed_types_comms_and_buffers",
+        "p2p_lifetime",
+        "lifetime",
+    );
+}
+
+#[test]
+fn p2p_handles_conversions_and_frees() {
+    conformance(
+        "p2p_handles_conversions_and_frees",
+        "p2p_handles",
+        "handles",
+    );
+}
+
+#[test]
+fn p2p_fortran_use_mpi() {
+    conformance("p2p_fortran_use_mpi", "p2p_fortran", "fortran");
+}
+
+#[test]
+fn p2p_fortran_mpif_h() {
+    conformance("p2p_fortran_mpif_h", "p2p_mpif", "fortran");
+}
+
+#[test]
+fn p2p_fortran_use_mpi_f08() {
+    conformance("p2p_fortran_use_mpi_f08", "p2p_f08", "f08");
+}
+
+#[test]
+fn p2p_c_main_with_fortran_library() {
+    conformance("p2p_c_main_with_fortran_library", "p2p_cfort", "cfort");
+}
+
+#[test]
 fn p2p_random_traffic() {
     conformance("p2p_random_traffic", "p2p_random", "random");
 }
@@ -284,4 +348,23 @@ fn p2p_random_with_tiny_or_no_fast_box() {
         "random",
         &["401", "402"],
     );
+}
+
+/// Freed requests that the real MPI carries (a wildcard receive on a
+/// communicator spanning pretend nodes, a persistent receive from the other
+/// node) complete and release their slots: nothing is left at
+/// `MPI_Finalize`.
+#[test]
+fn p2p_freed_requests_leave_nothing() {
+    let mut fl = Failures::new();
+    let env = [("HEAPMPI_TEST_NODE_SIZE", "2"), ("HEAPMPI_STATS", "1")];
+    for f in available_flavours() {
+        for mode in HEAPMPI_MODES {
+            fl.run(Case::new("p2p_handles", f, mode, 4).env(&env), |o| {
+                check_success(o)?;
+                check_nothing_left(o)
+            });
+        }
+    }
+    fl.finish("p2p_freed_requests_leave_nothing");
 }

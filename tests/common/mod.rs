@@ -50,6 +50,12 @@ impl Flavour {
             Flavour::Mpich => "mpicc.mpich",
         }
     }
+    pub fn mpif90(self) -> &'static str {
+        match self {
+            Flavour::OpenMpi => "mpif90.openmpi",
+            Flavour::Mpich => "mpif90.mpich",
+        }
+    }
     pub fn launcher(self) -> &'static str {
         match self {
             Flavour::OpenMpi => "mpirun.openmpi",
@@ -135,6 +141,11 @@ pub fn c_dir() -> PathBuf {
     repo_root().join("tests").join("c")
 }
 
+/// `tests/f`: the Fortran programs and libraries.
+pub fn f_dir() -> PathBuf {
+    repo_root().join("tests").join("f")
+}
+
 pub fn c_source(program: &str) -> PathBuf {
     c_dir().join(format!("{program}.c"))
 }
@@ -154,36 +165,48 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Whether this flavour's compiler and launcher are installed. Prints a skip
-/// notice (once per flavour) if not.
+/// Whether this flavour's compiler and launcher are installed. A test that
+/// cannot run fails: a missing tool panics here with what is missing
+/// (`tests/run` installs both MPIs), so a broken install never looks like
+/// a pass.
 pub fn flavour_available(f: Flavour) -> bool {
-    static AVAIL: OnceLock<Mutex<HashMap<Flavour, bool>>> = OnceLock::new();
+    static AVAIL: OnceLock<Mutex<HashMap<Flavour, Vec<String>>>> = OnceLock::new();
     let map = AVAIL.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    *map.entry(f).or_insert_with(|| {
-        let missing: Vec<&str> = [f.mpicc(), f.launcher()]
-            .into_iter()
-            .filter(|t| which(t).is_none())
-            .collect();
-        if missing.is_empty() {
-            true
-        } else {
-            eprintln!(
-                "SKIP: {} tests skipped: {} not found in PATH",
-                f.name(),
-                missing.join(", ")
-            );
-            false
-        }
-    })
+    let missing = map
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(f)
+        .or_insert_with(|| {
+            [f.mpicc(), f.launcher()]
+                .into_iter()
+                .filter(|t| which(t).is_none())
+                .map(str::to_string)
+                .collect()
+        })
+        .clone();
+    if !missing.is_empty() {
+        panic!(
+            "{}: {} not found in PATH; the test suite needs both MPIs (tests/run installs them)",
+            f.name(),
+            missing.join(", ")
+        );
+    }
+    true
 }
 
-/// The flavours whose tools are installed (skips are printed).
+/// Both flavours (a missing one fails the test, see [`flavour_available`]).
 pub fn available_flavours() -> Vec<Flavour> {
     FLAVOURS
         .into_iter()
         .filter(|f| flavour_available(*f))
         .collect()
+}
+
+/// The path of a tool a test needs; a missing one fails the test.
+pub fn require_tool(name: &str) -> PathBuf {
+    which(name).unwrap_or_else(|| {
+        panic!("{name} not found in PATH: this test cannot run (tests/run installs what it needs)")
+    })
 }
 
 /// Every (flavour, heapmpi mode) pair to test: the available flavours times
@@ -255,6 +278,11 @@ pub fn ensure_library(f: Flavour) -> Result<(), String> {
     .clone()
 }
 
+/// Flags of the Fortran test programs: gfortran >= 10 rejects the
+/// differing argument types that `mpif.h` calls (MPI_BOTTOM, choice
+/// buffers) always had.
+pub const FFLAGS: [&str; 3] = ["-O2", "-fallow-argument-mismatch", "-w"];
+
 pub const CFLAGS: [&str; 6] = [
     "-std=gnu11",
     "-O2",
@@ -286,11 +314,42 @@ pub fn compile(program: &str, f: Flavour, mode: Mode) -> Result<PathBuf, String>
         .clone()
 }
 
+/// The compiler driver of a build: the flavour's `driver` (`mpicc.X`,
+/// `mpif90.X`) itself, or `heapmpicc` over it for the --wrap build.
+fn driver(driver: &str, kind: BuildKind) -> Command {
+    match kind {
+        BuildKind::Stock => Command::new(driver),
+        BuildKind::Wrap => {
+            let mut c = Command::new(repo_root().join("wrappers").join("heapmpicc"));
+            c.env("MPICC", driver);
+            c
+        }
+    }
+}
+
+/// Runs one compiler command; `what` names it in the error.
+fn run_compiler(mut cmd: Command, what: &str, f: Flavour, kind: BuildKind) -> Result<(), String> {
+    cmd.current_dir(repo_root());
+    clean_env(&mut cmd);
+    let res = run_command(cmd, Duration::from_secs(300))?;
+    if !res.status.success() {
+        return Err(format!(
+            "compiling {what} ({}, {}) failed:\n{}",
+            f.name(),
+            kind.name(),
+            res.report()
+        ));
+    }
+    Ok(())
+}
+
+/// Builds a program: `tests/c/<program>.c` with `mpicc`; or
+/// `tests/f/<program>.f90` with `mpif90`; or, when `tests/f/<program>_lib.f90`
+/// exists, the C main linked with that Fortran library by `mpif90`.
 fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBuf, String> {
     if kind == BuildKind::Wrap {
         ensure_library(f)?;
     }
-    let src = c_source(program);
     let dir = repo_root()
         .join("target")
         .join("c-tests")
@@ -301,32 +360,60 @@ fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBu
     // Build under a private name, then rename: another test process (a
     // second `cargo test`) never sees a half-written binary.
     let tmp = dir.join(format!(".{program}.tmp.{}", std::process::id()));
-    let mut cmd = match kind {
-        BuildKind::Stock => Command::new(f.mpicc()),
-        BuildKind::Wrap => {
-            let mut c = Command::new(repo_root().join("wrappers").join("heapmpicc"));
-            c.env("MPICC", f.mpicc());
-            c
-        }
+    let fsrc = f_dir().join(format!("{program}.f90"));
+    let flib = f_dir().join(format!("{program}_lib.f90"));
+    let res = if fsrc.exists() {
+        let mut cmd = driver(f.mpif90(), kind);
+        cmd.args(FFLAGS)
+            .arg("-I")
+            .arg(f_dir())
+            .arg("-o")
+            .arg(&tmp)
+            .arg(&fsrc);
+        run_compiler(cmd, &fsrc.display().to_string(), f, kind)
+    } else if flib.exists() {
+        // Objects are compiled by the MPI's own wrappers (--wrap acts at
+        // the link), then linked by the Fortran driver.
+        let lib_o = dir.join(format!(".{program}_lib.{}.o", std::process::id()));
+        let main_o = dir.join(format!(".{program}.{}.o", std::process::id()));
+        let mut lib = Command::new(f.mpif90());
+        lib.args(FFLAGS)
+            .arg("-J")
+            .arg(&dir)
+            .arg("-c")
+            .arg("-o")
+            .arg(&lib_o)
+            .arg(&flib);
+        let mut main = Command::new(f.mpicc());
+        main.args(CFLAGS)
+            .arg("-I")
+            .arg(c_dir())
+            .arg("-c")
+            .arg("-o")
+            .arg(&main_o)
+            .arg(c_source(program));
+        let mut link = driver(f.mpif90(), kind);
+        link.arg("-o").arg(&tmp).arg(&main_o).arg(&lib_o);
+        let r = run_compiler(lib, &flib.display().to_string(), f, kind)
+            .and_then(|_| run_compiler(main, &c_source(program).display().to_string(), f, kind))
+            .and_then(|_| run_compiler(link, &format!("{program} (link)"), f, kind));
+        let _ = std::fs::remove_file(&lib_o);
+        let _ = std::fs::remove_file(&main_o);
+        r
+    } else {
+        let src = c_source(program);
+        let mut cmd = driver(f.mpicc(), kind);
+        cmd.args(CFLAGS)
+            .arg("-I")
+            .arg(c_dir())
+            .arg("-o")
+            .arg(&tmp)
+            .arg(&src);
+        run_compiler(cmd, &src.display().to_string(), f, kind)
     };
-    cmd.args(CFLAGS)
-        .arg("-I")
-        .arg(c_dir())
-        .arg("-o")
-        .arg(&tmp)
-        .arg(&src)
-        .current_dir(repo_root());
-    clean_env(&mut cmd);
-    let res = run_command(cmd, Duration::from_secs(300))?;
-    if !res.status.success() {
+    if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!(
-            "compiling {} ({}, {}) failed:\n{}",
-            src.display(),
-            f.name(),
-            kind.name(),
-            res.report()
-        ));
+        return Err(e);
     }
     std::fs::rename(&tmp, &out).map_err(|e| format!("rename to {}: {e}", out.display()))?;
     Ok(out)
@@ -1203,8 +1290,7 @@ impl Failures {
 
     pub fn finish(self, test: &str) {
         if self.ran == 0 && self.list.is_empty() {
-            eprintln!("SKIP: {test}: nothing to run (no MPI flavour available)");
-            return;
+            panic!("{test}: nothing ran; a test that cannot run fails");
         }
         if !self.list.is_empty() {
             panic!(
