@@ -169,27 +169,13 @@ fn point_to_point_switches_set_on_one_rank_apply_to_all() {
         for (var, p2p_traffic) in [("HEAPMPI_QUEUE=lock", true), ("HEAPMPI_P2P=0", false)] {
             let mode = Mode::Preload;
             let case = Case::new("p2p_order", f, mode, n).env(&STATS);
-            let prog = match compile(case.program, f, mode) {
-                Ok(p) => p,
-                Err(e) => {
-                    fl.fail(&case.name(), e);
-                    continue;
-                }
-            };
             // Only world rank 0 gets the setting.
             let script = format!(
                 "r=${{OMPI_COMM_WORLD_RANK:-$PMI_RANK}}; \
                  if [ \"$r\" = 0 ]; then export {var}; fi; exec \"$@\""
             );
-            let sh = std::path::Path::new("sh");
-            let prog_s = prog.to_string_lossy().into_owned();
-            let args = ["-c", script.as_str(), "sh", prog_s.as_str()];
-            let mut cmd = mpi_command(f, mode, n, sh, &args);
-            for (k, v) in case.env {
-                cmd.env(k, v);
-            }
             let name = format!("{} with {var} on rank 0 only", case.name());
-            fl.record(&name, run_command(cmd, job_timeout()), |o| {
+            fl.record(&name, run_mpi_per_rank(&case, &script), |o| {
                 check_success(o)?;
                 for r in 0..n {
                     if !o.stdout.contains(&format!("rank {r}: order ok")) {

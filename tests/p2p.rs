@@ -295,6 +295,20 @@ fn p2p_c_main_with_fortran_library() {
 }
 
 #[test]
+fn p2p_wildcard_probes_of_self_messages() {
+    conformance(
+        "p2p_wildcard_probes_of_self_messages",
+        "p2p_selfprobe",
+        "selfprobe",
+    );
+}
+
+#[test]
+fn p2p_fork_and_keep_communicating() {
+    conformance("p2p_fork_and_keep_communicating", "p2p_fork", "fork");
+}
+
+#[test]
 fn p2p_random_traffic() {
     conformance("p2p_random_traffic", "p2p_random", "random");
 }
@@ -367,4 +381,55 @@ fn p2p_freed_requests_leave_nothing() {
         }
     }
     fl.finish("p2p_freed_requests_leave_nothing");
+}
+
+/// What all ranks do collectively (registering a new communicator) is
+/// decided by what all ranks agreed, never by one node's local state: the
+/// communicator-heavy program gives the stock output with uneven pretend
+/// nodes (3 and 5 ranks in nodes of 2, so one node has a lone rank that
+/// runs no engine), with a node whose shared heap cannot be set up (ranks 2
+/// and 3 of 4 are refused every address), and with `HEAPMPI_P2P=0`.
+#[test]
+fn p2p_uneven_and_failed_nodes() {
+    let mut fl = Failures::new();
+    let nodes = [("HEAPMPI_TEST_NODE_SIZE", "2"), ("HEAPMPI_STATS", "1")];
+    let p2p_off = [("HEAPMPI_P2P", "0"), ("HEAPMPI_STATS", "1")];
+    for f in available_flavours() {
+        for n in [3, 4, 5] {
+            let stock_case = Case::new("p2p_comms", f, Mode::Stock, n);
+            let Some(stock) = reference(&mut fl, &stock_case, n, "comms") else {
+                continue;
+            };
+            for mode in HEAPMPI_MODES {
+                if n != 4 {
+                    let case = Case::new("p2p_comms", f, mode, n).env(&nodes);
+                    fl.run(case, |o| check_same_as_stock(o, &stock));
+                    continue;
+                }
+                let case = Case::new("p2p_comms", f, mode, n).env(&p2p_off);
+                fl.run(case, |o| check_same_as_stock(o, &stock));
+                // The node of ranks 2 and 3 fails its heap set-up.
+                let case = Case::new("p2p_comms", f, mode, n).env(&nodes);
+                let name = format!("{} with ranks 2 and 3 refused every address", case.name());
+                let script = "r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; \
+                              if [ \"$r\" -ge 2 ]; then \
+                              export HEAPMPI_TEST_ADDR_CONFLICTS=1000; fi; exec \"$@\"";
+                let out = run_mpi_per_rank(&case, script);
+                fl.record(&name, out, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    let states: Vec<bool> = status_lines(&o.stderr)
+                        .iter()
+                        .map(|s| s.state == HeapState::Active)
+                        .collect();
+                    if states.len() != n || states.iter().filter(|&&a| a).count() != 2 {
+                        return Err(format!(
+                            "expected 2 of {n} ranks with an active heap, got {states:?}"
+                        ));
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish("p2p_uneven_and_failed_nodes");
 }

@@ -760,6 +760,26 @@ pub fn run_mpi(case: &Case) -> Result<Output, String> {
     Ok(job.wait(job_timeout()))
 }
 
+/// Runs the case with each rank started through `sh -c SCRIPT sh PROG
+/// ARGS...`, where `script` ends with `exec "$@"`: what it sets depends on
+/// the rank (`${OMPI_COMM_WORLD_RANK:-$PMI_RANK}`), as a user's wrapper
+/// script that sets variables per rank would.
+pub fn run_mpi_per_rank(case: &Case, script: &str) -> Result<Output, String> {
+    if case.mode != Mode::Stock {
+        ensure_library(case.flavour)?;
+    }
+    let prog = compile(case.program, case.flavour, case.mode)?;
+    let prog = prog.to_string_lossy().into_owned();
+    let mut args = vec!["-c", script, "sh", prog.as_str()];
+    args.extend_from_slice(case.args);
+    let sh = Path::new("sh");
+    let mut cmd = mpi_command(case.flavour, case.mode, case.nranks, sh, &args);
+    for (k, v) in case.env {
+        cmd.env(k, v);
+    }
+    run_command(cmd, job_timeout())
+}
+
 // ---------------------------------------------------------------------------
 // Killing a rank
 // ---------------------------------------------------------------------------
