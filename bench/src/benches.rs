@@ -45,15 +45,59 @@ pub struct Bench {
     pub mode_args: &'static [&'static str],
     /// message sizes start here (0 for latency, 1 for bandwidth)
     pub min_size: u64,
-    /// the program takes -m/-s/-f/-c (OSU-style); otherwise a scale argument
-    pub osu_style: bool,
+    /// how the program takes its arguments
+    pub style: Style,
+    /// which sizes it runs
+    pub sizes: Sizes,
+    /// ranks (0: 2, or `--mbw-ranks` for mbw_mr); more than the cores run
+    /// oversubscribed and unbound
+    pub ranks: usize,
     pub metrics: &'static [Metric],
 }
 
+/// How a program takes its arguments.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Style {
+    /// OSU-style: -m/-s sizes, -O, -f iteration factor, -c validation
+    Osu,
+    /// malloc_bench: one argument, the scale of its time budget
+    TimeScale,
+    /// random_update: -s batch limits, -f update-count factor, -c
+    Batches,
+}
+
+/// The sizes a benchmark runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Sizes {
+    /// `--sizes MIN:MAX`, doubling (default 0 or 1 B to 4 MiB)
+    Doubling,
+    /// NetPIPE's perturbed sweep: every power of two from 1 B to 64 KiB and
+    /// its neighbours 3 bytes below and above (`sweep_sizes`)
+    Sweep,
+    /// these
+    Fixed(&'static [u64]),
+}
+
+/// NetPIPE-style sizes: 2^k - 3, 2^k, 2^k + 3 for 2^k in 1 B ..= 64 KiB
+/// (those >= 1).
+pub fn sweep_sizes() -> Vec<u64> {
+    let mut v = vec![];
+    for k in 0..=16 {
+        let p = 1u64 << k;
+        for s in [p.saturating_sub(3), p, p + 3] {
+            if s >= 1 && !v.contains(&s) {
+                v.push(s);
+            }
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
 impl Bench {
-    /// Sizes are meaningful (plotted on a log size axis).
+    /// Sizes are message sizes (plotted on a log size axis).
     pub fn has_sizes(&self) -> bool {
-        self.osu_style
+        self.style == Style::Osu
     }
 }
 
@@ -77,6 +121,26 @@ const BW_GBS: Metric = Metric {
     kind: Kind::Bandwidth,
 };
 
+const MSG_RATE: Metric = Metric {
+    key: "rate",
+    title: "message rate",
+    unit: "Mmsg/s",
+    column: 1,
+    scale: 1e-6,
+    higher_is_better: true,
+    kind: Kind::Rate,
+};
+
+const UPDATES: Metric = Metric {
+    key: "",
+    title: "updates",
+    unit: "Mupdates/s",
+    column: 0,
+    scale: 1.0,
+    higher_is_better: true,
+    kind: Kind::Rate,
+};
+
 pub const BENCHES: &[Bench] = &[
     Bench {
         name: "latency",
@@ -84,7 +148,9 @@ pub const BENCHES: &[Bench] = &[
         program: "osu_p2p",
         mode_args: &["latency"],
         min_size: 0,
-        osu_style: true,
+        style: Style::Osu,
+        sizes: Sizes::Doubling,
+        ranks: 0,
         metrics: &[LAT_US],
     },
     Bench {
@@ -93,7 +159,9 @@ pub const BENCHES: &[Bench] = &[
         program: "osu_p2p",
         mode_args: &["bw"],
         min_size: 1,
-        osu_style: true,
+        style: Style::Osu,
+        sizes: Sizes::Doubling,
+        ranks: 0,
         metrics: &[BW_GBS],
     },
     Bench {
@@ -102,7 +170,9 @@ pub const BENCHES: &[Bench] = &[
         program: "osu_p2p",
         mode_args: &["bibw"],
         min_size: 1,
-        osu_style: true,
+        style: Style::Osu,
+        sizes: Sizes::Doubling,
+        ranks: 0,
         metrics: &[Metric { title: "bidirectional bandwidth", ..BW_GBS }],
     },
     Bench {
@@ -111,19 +181,71 @@ pub const BENCHES: &[Bench] = &[
         program: "osu_p2p",
         mode_args: &["mbw_mr"],
         min_size: 1,
-        osu_style: true,
+        style: Style::Osu,
+        sizes: Sizes::Doubling,
+        ranks: 0,
         metrics: &[
             Metric { title: "multi-pair bandwidth", ..BW_GBS },
-            Metric {
-                key: "rate",
-                title: "message rate",
-                unit: "Mmsg/s",
-                column: 1,
-                scale: 1e-6,
-                higher_is_better: true,
-                kind: Kind::Rate,
-            },
+            MSG_RATE,
         ],
+    },
+    Bench {
+        name: "lat_sweep",
+        what: "latency as above at every power of two 1 B-64 KiB and 3 bytes either side (NetPIPE-style)",
+        program: "osu_p2p",
+        mode_args: &["latency"],
+        min_size: 1,
+        style: Style::Osu,
+        sizes: Sizes::Sweep,
+        ranks: 0,
+        metrics: &[LAT_US],
+    },
+    Bench {
+        name: "bw_sweep",
+        what: "small-message bandwidth and message rate, window of 64 (osu_mbw_mr, one pair), sizes as lat_sweep",
+        program: "osu_p2p",
+        mode_args: &["mbw_mr"],
+        min_size: 1,
+        style: Style::Osu,
+        sizes: Sizes::Sweep,
+        ranks: 2,
+        metrics: &[
+            Metric { title: "small-message bandwidth", ..BW_GBS },
+            MSG_RATE,
+        ],
+    },
+    Bench {
+        name: "random_update",
+        what: "HPCC RandomAccess MPI kernel: batches of 8-byte updates to random ranks, Isend + Irecv(ANY_SOURCE) polled by Test; size = updates per message",
+        program: "random_update",
+        mode_args: &[],
+        min_size: 1,
+        style: Style::Batches,
+        sizes: Sizes::Fixed(&[1, 8, 64, 1024]),
+        ranks: 2,
+        metrics: &[UPDATES],
+    },
+    Bench {
+        name: "random_update4",
+        what: "random_update at 4 ranks on the cores there are (oversubscribed stress)",
+        program: "random_update",
+        mode_args: &[],
+        min_size: 1,
+        style: Style::Batches,
+        sizes: Sizes::Fixed(&[8, 64, 1024]),
+        ranks: 4,
+        metrics: &[UPDATES],
+    },
+    Bench {
+        name: "random_update8",
+        what: "random_update at 8 ranks on the cores there are (oversubscribed stress)",
+        program: "random_update",
+        mode_args: &[],
+        min_size: 1,
+        style: Style::Batches,
+        sizes: Sizes::Fixed(&[8, 64, 1024]),
+        ranks: 8,
+        metrics: &[UPDATES],
     },
     Bench {
         name: "malloc",
@@ -131,7 +253,9 @@ pub const BENCHES: &[Bench] = &[
         program: "malloc_bench",
         mode_args: &[],
         min_size: 16,
-        osu_style: false,
+        style: Style::TimeScale,
+        sizes: Sizes::Doubling,
+        ranks: 0,
         metrics: &[
             Metric {
                 key: "pair",
@@ -156,8 +280,21 @@ pub const BENCHES: &[Bench] = &[
 ];
 
 /// C programs built per MPI with mpicc.<mpi>.
-pub const PROGRAMS: &[&str] = &["osu_p2p", "malloc_bench"];
+pub const PROGRAMS: &[&str] = &["osu_p2p", "malloc_bench", "random_update"];
 
 pub fn find(name: &str) -> Option<&'static Bench> {
     BENCHES.iter().find(|b| b.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep() {
+        let v = sweep_sizes();
+        assert_eq!(&v[..8], &[1, 2, 4, 5, 7, 8, 11, 13]);
+        assert_eq!(&v[v.len() - 3..], &[65533, 65536, 65539]);
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+    }
 }

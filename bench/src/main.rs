@@ -13,7 +13,7 @@ mod report;
 mod runner;
 mod stats;
 
-use benches::Bench;
+use benches::{sweep_sizes, Bench, Sizes, Style};
 use opts::Opts;
 use runner::{Outcome, Runner, Variant};
 use std::collections::BTreeMap;
@@ -569,41 +569,55 @@ pub const MALLOC_SCALE: f64 = 1.0;
 
 fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
     let mut a: Vec<String> = b.mode_args.iter().map(|s| s.to_string()).collect();
-    if !b.osu_style {
-        // malloc_bench: one argument, the scale of its time budget (each
-        // pattern and size runs for 50 ms x scale, so glibc's slow batch
-        // pattern at >= 4 KiB cannot stretch the run).
-        a.push(format!(
-            "{}",
-            if validate {
-                0.01
-            } else {
-                MALLOC_SCALE * opts.iter_scale
-            }
-        ));
-        return a;
-    }
-    if validate {
-        // every size of the range plus its odd neighbours, few iterations
-        let lo = opts.size_min.max(b.min_size);
-        a.extend([
-            "-m".into(),
-            format!("{lo}:{}", opts.size_max),
-            "-O".into(),
-            "-c".into(),
-        ]);
-        a.extend(["-f".into(), "0.01".into()]);
-        return a;
-    }
-    let sizes = opts.sizes_for(b);
-    a.push("-s".into());
-    a.push(
-        sizes
-            .iter()
+    let list = |v: Vec<u64>| {
+        v.iter()
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
-            .join(","),
-    );
+            .join(",")
+    };
+    match b.style {
+        Style::TimeScale => {
+            // malloc_bench: one argument, the scale of its time budget (each
+            // pattern and size runs for 50 ms x scale, so glibc's slow batch
+            // pattern at >= 4 KiB cannot stretch the run).
+            a.push(format!(
+                "{}",
+                if validate {
+                    0.01
+                } else {
+                    MALLOC_SCALE * opts.iter_scale
+                }
+            ));
+            return a;
+        }
+        Style::Batches => {
+            a.extend(["-s".into(), list(opts.sizes_for(b))]);
+            if validate {
+                // every update checked; the program caps the count
+                a.extend(["-c".into(), "-f".into(), "0.05".into()]);
+            } else if b.ranks > 0 {
+                // the same number of updates in all, whatever the ranks
+                let f = opts.iter_scale * 2.0 / b.ranks as f64;
+                a.extend(["-f".into(), format!("{f}")]);
+            }
+            return a;
+        }
+        Style::Osu => {}
+    }
+    if validate {
+        if b.sizes == Sizes::Sweep {
+            a.extend(["-s".into(), list(sweep_sizes())]);
+        } else {
+            // every size of the range plus its odd neighbours
+            let lo = opts.size_min.max(b.min_size);
+            a.extend(["-m".into(), format!("{lo}:{}", opts.size_max), "-O".into()]);
+        }
+        // few iterations
+        a.extend(["-c".into(), "-f".into(), "0.01".into()]);
+        return a;
+    }
+    a.push("-s".into());
+    a.push(list(opts.sizes_for(b)));
     if opts.iter_scale != 1.0 {
         a.extend(["-f".into(), format!("{}", opts.iter_scale)]);
     }
@@ -613,6 +627,8 @@ fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
 fn bench_ranks(opts: &Opts, b: &Bench) -> usize {
     if b.name == "mbw_mr" {
         opts.mbw_ranks
+    } else if b.ranks > 0 {
+        b.ranks
     } else {
         2
     }
@@ -705,7 +721,7 @@ fn check(opts: &Opts, runner: &Runner, bin_dir: &Path, progress: &mut Progress, 
                 let mut why = String::new();
                 if !o.ok {
                     why = o.error.clone();
-                } else if b.osu_style && !o.stdout.contains("# validation passed") {
+                } else if b.style != Style::TimeScale && !o.stdout.contains("# validation passed") {
                     passed = false;
                     why = "no '# validation passed' line".into();
                 }

@@ -1,6 +1,6 @@
 //! Command-line options.
 
-use crate::benches::{self, Bench};
+use crate::benches::{self, Bench, Sizes};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
@@ -11,7 +11,9 @@ wrappers/heapmpirun), alternating in the same run, for Open MPI and MPICH,
 and reports the median of the repetitions with the spread.
 
   --bench LIST      benchmarks, comma-separated (default: all):
-                    latency, bw, bibw, mbw_mr, malloc
+                    latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
+                    random_update, random_update4, random_update8, malloc;
+                    groups: p2p (the first four), sweep, random, all
   --mpi LIST        openmpi, mpich (default: every MPI whose mpicc is installed)
   --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
                     (default 0:4M; bandwidth benchmarks start at 1)
@@ -137,6 +139,8 @@ impl Opts {
                         let names: Vec<&str> = match n {
                             "all" => benches::BENCHES.iter().map(|b| b.name).collect(),
                             "p2p" => vec!["latency", "bw", "bibw", "mbw_mr"],
+                            "sweep" => vec!["lat_sweep", "bw_sweep"],
+                            "random" => vec!["random_update", "random_update4", "random_update8"],
                             other => vec![other],
                         };
                         for n in names {
@@ -255,8 +259,14 @@ impl Opts {
         Ok(o)
     }
 
-    /// Message sizes for a benchmark, or None for "the program's own".
+    /// Message sizes for a benchmark (the sweeps and fixed lists ignore
+    /// `--sizes` and `--quick`).
     pub fn sizes_for(&self, b: &Bench) -> Vec<u64> {
+        match b.sizes {
+            Sizes::Sweep => return benches::sweep_sizes(),
+            Sizes::Fixed(v) => return v.to_vec(),
+            Sizes::Doubling => {}
+        }
         let mut v: Vec<u64> = match &self.size_list {
             Some(list) => list.clone(),
             None => {

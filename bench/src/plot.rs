@@ -300,6 +300,8 @@ fn draw<DB: DrawingBackend>(
 
     let x_desc = if b.name == "malloc" {
         "block size [bytes]"
+    } else if b.style == crate::benches::Style::Batches {
+        "updates per message (8 bytes each)"
     } else if b.has_sizes() {
         "message size [bytes]"
     } else {

@@ -115,6 +115,20 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
         "size", "stock", "heapmpi", "heap/stock", "spread st/hp"
     );
     let sizes: std::collections::BTreeSet<u64> = st.keys().chain(hp.keys()).copied().collect();
+    // (size, heapmpi/stock) where heapmpi is worse
+    let mut worse: Vec<(u64, f64)> = vec![];
+    let mut compared = 0;
+    for &s in &sizes {
+        if let (Some(a), Some(h)) = (st.get(&s), hp.get(&s)) {
+            if a.median != 0.0 {
+                compared += 1;
+                let r = h.median / a.median;
+                if (m.higher_is_better && r < 1.0) || (!m.higher_is_better && r > 1.0) {
+                    worse.push((s, r));
+                }
+            }
+        }
+    }
     for s in sizes {
         let a = st.get(&s);
         let h = hp.get(&s);
@@ -142,6 +156,25 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
             )
         );
     }
+    if compared > 1 {
+        let worst = worse.iter().copied().reduce(|x, y| {
+            let bad = |r: f64| if m.higher_is_better { 1.0 / r } else { r };
+            if bad(y.1) > bad(x.1) {
+                y
+            } else {
+                x
+            }
+        });
+        let _ = match worst {
+            None => writeln!(out, "   heapmpi at least as good as stock at all {compared} sizes"),
+            Some((s, r)) => writeln!(
+                out,
+                "   heapmpi worse than stock at {} of {compared} sizes; worst: {r:.2} at {}",
+                worse.len(),
+                fmt_size(s)
+            ),
+        };
+    }
 }
 
 /// Headline numbers: a few (benchmark, size) points per MPI.
@@ -155,6 +188,13 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
         ("bw", 0, 4 << 20, "bandwidth 4 MiB [GB/s]"),
         ("bibw", 0, 1 << 20, "bi-bandwidth 1 MiB [GB/s]"),
         ("mbw_mr", 1, 1, "message rate 1 B [Mmsg/s]"),
+        ("bw_sweep", 1, 1, "sweep: msg rate 1 B [M/s]"),
+        ("bw_sweep", 1, 8, "sweep: msg rate 8 B [M/s]"),
+        ("bw_sweep", 1, 64, "sweep: msg rate 64 B [M/s]"),
+        ("random_update", 0, 1, "random update x1 [Mup/s]"),
+        ("random_update", 0, 64, "random update x64 [Mup/s]"),
+        ("random_update4", 0, 64, "random update 4 ranks [Mup/s]"),
+        ("random_update8", 0, 64, "random update 8 ranks [Mup/s]"),
     ];
     let mut rows = vec![];
     for (bn, mi, size, label) in points {
