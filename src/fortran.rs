@@ -433,22 +433,22 @@ binding! {
     /// `MPI_ISEND`.
     fn isend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { isend_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, false) }
+        unsafe { request_send(api::isend, buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, false) }
     }
     /// `MPI_ISSEND`.
     fn issend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { isend_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Sync, false) }
+        unsafe { request_send(api::isend, buf, count, dt, dest, tag, comm, req, ierr, Mode::Sync, false) }
     }
     /// `MPI_IRSEND`.
     fn irsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { isend_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, true) }
+        unsafe { request_send(api::isend, buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, true) }
     }
     /// `MPI_IBSEND`.
     fn ibsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { isend_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Buffered, false) }
+        unsafe { request_send(api::isend, buf, count, dt, dest, tag, comm, req, ierr, Mode::Buffered, false) }
     }
     /// `MPI_RECV`.
     fn recv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint) {
@@ -664,22 +664,22 @@ binding! {
     /// `MPI_SEND_INIT`.
     fn send_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { init_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, false) }
+        unsafe { request_send(api::send_init, buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, false) }
     }
     /// `MPI_SSEND_INIT`.
     fn ssend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { init_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Sync, false) }
+        unsafe { request_send(api::send_init, buf, count, dt, dest, tag, comm, req, ierr, Mode::Sync, false) }
     }
     /// `MPI_RSEND_INIT`.
     fn rsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { init_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, true) }
+        unsafe { request_send(api::send_init, buf, count, dt, dest, tag, comm, req, ierr, Mode::Standard, true) }
     }
     /// `MPI_BSEND_INIT`.
     fn bsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
-        unsafe { init_mode(buf, count, dt, dest, tag, comm, req, ierr, Mode::Buffered, false) }
+        unsafe { request_send(api::send_init, buf, count, dt, dest, tag, comm, req, ierr, Mode::Buffered, false) }
     }
     /// `MPI_RECV_INIT`.
     fn recv_init(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint) {
@@ -823,12 +823,27 @@ fn one_based(i: c_int) -> Fint {
     }
 }
 
-/// The nonblocking sends of every mode.
+/// The signature of [`api::isend`] and [`api::send_init`].
+type StartSend = unsafe fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    c_int,
+    c_int,
+    ffi::MPI_Comm,
+    Mode,
+    bool,
+    *mut ffi::MPI_Request,
+) -> c_int;
+
+/// The nonblocking (`api::isend`) and persistent (`api::send_init`) sends
+/// of every mode: `start` makes the request.
 ///
 /// # Safety
 /// As [`isend`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn isend_mode(
+unsafe fn request_send(
+    start: StartSend,
     buf: *const c_void,
     count: *const Fint,
     dt: *const Fint,
@@ -843,45 +858,7 @@ unsafe fn isend_mode(
     // SAFETY: the caller's arguments, converted.
     unsafe {
         let mut r = api::req_null();
-        let rc = api::isend(
-            conv::buf(buf),
-            *count,
-            dtype(dt),
-            *dest,
-            *tag,
-            conv::comm(comm),
-            mode,
-            ready,
-            &mut r,
-        );
-        if rc == 0 {
-            set_request(req, r);
-        }
-        set_ierr(ierr, rc);
-    }
-}
-
-/// The persistent sends of every mode.
-///
-/// # Safety
-/// As [`send_init`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn init_mode(
-    buf: *const c_void,
-    count: *const Fint,
-    dt: *const Fint,
-    dest: *const Fint,
-    tag: *const Fint,
-    comm: *const Fint,
-    req: *mut Fint,
-    ierr: *mut Fint,
-    mode: Mode,
-    ready: bool,
-) {
-    // SAFETY: the caller's arguments, converted.
-    unsafe {
-        let mut r = api::req_null();
-        let rc = api::send_init(
+        let rc = start(
             conv::buf(buf),
             *count,
             dtype(dt),
