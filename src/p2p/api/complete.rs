@@ -24,9 +24,6 @@ const RING_AFTER_NS: u64 = 20_000;
 /// have found the peer inside heapmpi, about to leave for the real MPI).
 const RING_EVERY_NS: u64 = 200_000;
 
-/// Rounds after which a waiting standard send is staged (stage-on-stall).
-const STALL_SPINS: u32 = 2000;
-
 /// What a waiting caller does now and then besides progress (every 64
 /// rounds): returns held headers (see `Engine::idle`) and, once it has
 /// waited [`RING_AFTER_NS`], rings the peers it waits for.
@@ -87,9 +84,6 @@ pub(super) fn wait_ours(i: u32) -> St {
             e.progress();
             if let Some(st) = e.finish(i) {
                 return st;
-            }
-            if spins == STALL_SPINS {
-                e.try_stage(i);
             }
             w.tick_locked(&mut e, spins);
         }
@@ -348,9 +342,6 @@ unsafe fn complete_all(
                             err_comm = Some(comm);
                         }
                     }
-                    None if spins == STALL_SPINS => {
-                        e.try_stage(slot);
-                    }
                     None => {}
                 }
             }
@@ -587,9 +578,6 @@ pub unsafe fn waitany(
                     bury();
                     return raise(comm, err);
                 }
-                if spins == STALL_SPINS {
-                    e.try_stage(slot);
-                }
             }
         }
         real_only(reqs, &mut tmp);
@@ -718,9 +706,6 @@ pub unsafe fn waitsome(
                         if err != 0 && err_comm.is_none() {
                             err_comm = Some(comm);
                         }
-                    }
-                    None if spins == STALL_SPINS => {
-                        e.try_stage(slot);
                     }
                     None => {}
                 }

@@ -14,6 +14,12 @@ use core::ffi::c_int;
 
 use super::*;
 
+/// How long a completion call finds a stallable send pending before it is
+/// staged. Long enough that a receiver that is on its way (a copy of up to
+/// `eager_max` takes a few microseconds) is not raced; short against the
+/// time a receiver busy elsewhere keeps the sender from going on.
+const STALL_NS: u64 = 50_000;
+
 /// A completed operation's status, by kind: the real MPI fills each kind
 /// differently, and [`crate::p2p::status`] writes each as it would.
 #[derive(Clone, Copy)]
@@ -64,6 +70,9 @@ pub enum State {
         msg: *mut Msg,
         /// A standard-mode send that may be staged if the receiver is late.
         stallable: bool,
+        /// When a completion call first found it pending (monotonic ns; 0:
+        /// not yet): stage-on-stall counts from there.
+        since: u64,
     },
     /// A receive in the posted queue.
     Posted,
@@ -215,6 +224,30 @@ impl Engine {
                 st.MPI_ERROR = rc;
                 self.complete(i, St::Real(st));
                 true
+            }
+            State::Send {
+                msg,
+                stallable: true,
+                since,
+            } => {
+                // Stage-on-stall: a standard send whose receiver has not
+                // taken it for STALL_NS of the caller's waiting or testing
+                // (MPI_Wait, or a loop of MPI_Test as in HPCC
+                // RandomAccess) is copied to a shared buffer and completes,
+                // as an eager protocol would have completed it at once.
+                let now = crate::sys::monotonic_ns();
+                if since == 0 {
+                    self.reqs[i as usize].state = State::Send {
+                        msg,
+                        stallable: true,
+                        since: now,
+                    };
+                    false
+                } else if now.saturating_sub(since) >= STALL_NS {
+                    self.try_stage(i)
+                } else {
+                    false
+                }
             }
             _ => false,
         }

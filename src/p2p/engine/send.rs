@@ -147,6 +147,7 @@ impl Engine {
                 stallable: s.mode == Mode::Standard
                     && flags & (F_STAGED | F_CMA | F_INLINE) == 0
                     && bytes <= self.tune.eager_max,
+                since: 0,
             };
             r.peer = s.dest_local + 1;
             self.tx[s.dest_local as usize].waiting += 1;
@@ -301,6 +302,7 @@ impl Engine {
         let State::Send {
             msg: m,
             stallable: true,
+            ..
         } = self.reqs[i as usize].state
         else {
             return false;
@@ -319,6 +321,7 @@ impl Engine {
             self.reqs[i as usize].state = State::Send {
                 msg: m,
                 stallable: false,
+                since: 0,
             };
             return false;
         }
@@ -347,6 +350,7 @@ impl Engine {
             self.reqs[i as usize].state = State::Send {
                 msg: m,
                 stallable: false,
+                since: 0,
             };
             return false;
         }
