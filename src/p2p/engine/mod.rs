@@ -54,7 +54,7 @@ use mpi_sys as ffi;
 
 pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
-pub use req::{zombies_ready, Req, St, State};
+pub use req::{zombies_ready, Req, St, State, SENT_SLOT};
 
 use super::dt::{self, Dt};
 use super::queue::*;
@@ -344,6 +344,8 @@ pub fn start(
         .collect();
     e.expect = vec![0; nlocal as usize];
     e.rx_index = vec![0; nlocal as usize];
+    debug_assert!(e.reqs.is_empty());
+    e.reqs.push(Req::completed_send());
     let slots: Box<[core::sync::atomic::AtomicPtr<Ring>]> = (0..nlocal)
         .map(|_| core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
         .collect();

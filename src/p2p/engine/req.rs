@@ -106,6 +106,35 @@ pub struct Req {
     held: Option<ffi::MPI_Datatype>,
 }
 
+/// The slot of every nonblocking send that completed in its call (an
+/// immediate or fast-box message): one shared request, always complete,
+/// never released. Such a send needs no slot of its own: waiting for it,
+/// testing it, freeing it or cancelling it only has to report a completed
+/// send, so `MPI_Isend` of a small message costs no slot allocation and its
+/// completion no release. MPICH does the same (one "lightweight" completed
+/// request for all of them); MPI does not promise distinct handles for
+/// distinct completed operations, and a handle set to `MPI_REQUEST_NULL` by
+/// its completion is all a program may hold afterwards.
+pub const SENT_SLOT: u32 = 0;
+
+impl Req {
+    /// The request of [`SENT_SLOT`].
+    pub(super) fn completed_send() -> Req {
+        Req {
+            live: true,
+            state: State::Done(St::Sent),
+            // SAFETY: reading an MPI constant. No error is ever raised on
+            // it (a completed send has none).
+            comm: unsafe { ffi::RSMPI_COMM_NULL },
+            freed: false,
+            persist: None,
+            recv: None,
+            peer: 0,
+            held: None,
+        }
+    }
+}
+
 impl Engine {
     /// A new request slot in `state`.
     pub fn new_req(&mut self, comm: ffi::MPI_Comm, state: State) -> Option<u32> {
@@ -145,7 +174,7 @@ impl Engine {
     /// now if the holder may call MPI, else by the next calling thread.
     pub fn release(&mut self, i: u32) {
         let r = &mut self.reqs[i as usize];
-        if !r.live {
+        if !r.live || i == SENT_SLOT {
             return;
         }
         r.live = false;
@@ -297,7 +326,8 @@ impl Engine {
     /// Live request slots (at `MPI_Finalize`: requests the program never
     /// completed or freed, or freed ones still under way).
     pub fn requests_live(&self) -> u64 {
-        self.reqs.iter().filter(|r| r.live).count() as u64
+        // The shared completed send is always live.
+        self.reqs.iter().skip(1).filter(|r| r.live).count() as u64
     }
 
     /// Drives freed requests the real MPI carries (nobody waits for them).
