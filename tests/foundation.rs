@@ -435,3 +435,39 @@ fn python_mpi4py_ranks_share_the_heap() {
     }
     fl.finish("python_mpi4py_ranks_share_the_heap");
 }
+
+/// Like `killed_rank_leaves_no_shm_object`, but the rank is SIGKILLed while
+/// the ranks exchange small, 64 KiB and 4 MiB messages, blocking and not,
+/// from malloc'd buffers (`transfer_until_killed.c`): the surviving rank is
+/// in the middle of a transfer with the dead one, yet the job must end and
+/// leave no heapmpi object in /dev/shm. First the same program runs to its
+/// end (2 s of traffic) under the stock MPI and under heapmpi, where every
+/// rank must report an active shared heap: the kill interrupts transfers
+/// that work.
+#[test]
+fn killed_rank_mid_transfer_ends_the_job_and_leaves_no_shm() {
+    let mut fl = Failures::new();
+    let program = "transfer_until_killed";
+    let n = 2;
+    let expected = ["ready".to_string(), "done".to_string()];
+    for f in available_flavours() {
+        let case = Case::new(program, f, Mode::Stock, n).args(&["2"]);
+        fl.run(case, |o| check_ok(o, &expected));
+    }
+    for (f, mode) in heapmpi_matrix() {
+        let case = Case::new(program, f, mode, n).args(&["2"]).env(&STATS);
+        fl.run(case, |o| {
+            check_ok(o, &expected)?;
+            check_active(o, n)
+        });
+        let case = format!(
+            "{} SIGKILL one rank mid-transfer",
+            Case::new(program, f, mode, n).name()
+        );
+        match kill_one_rank(program, f, mode) {
+            Ok(info) => fl.passed(&case, &info),
+            Err(e) => fl.fail(&case, e),
+        }
+    }
+    fl.finish("killed_rank_mid_transfer_ends_the_job_and_leaves_no_shm");
+}

@@ -433,3 +433,14 @@ fn p2p_uneven_and_failed_nodes() {
     }
     fl.finish("p2p_uneven_and_failed_nodes");
 }
+
+/// 100 000 messages per rank from 4 threads under MPI_THREAD_MULTIPLE:
+/// nothing lost, duplicated, overtaken or corrupted (`p2p_thread_stress.c`).
+#[test]
+fn p2p_thread_multiple_stress() {
+    conformance(
+        "p2p_thread_multiple_stress",
+        "p2p_thread_stress",
+        "threadstress",
+    );
+}
