@@ -202,7 +202,7 @@ pub unsafe fn test(
             raise(comm, st.error())
         }
         None => {
-            poke_real(255);
+            poke_real_after_test();
             // SAFETY: the caller's flag.
             unsafe { *flag = 0 };
             0
@@ -446,7 +446,7 @@ pub unsafe fn testall(
         }
     }
     if !all {
-        poke_real(255);
+        poke_real_after_test();
         // SAFETY: the caller's flag.
         unsafe { *flag = 0 };
         return 0;
@@ -481,7 +481,7 @@ pub unsafe fn testall(
         )
     };
     if f == 0 && rc == 0 {
-        poke_real(255);
+        poke_real_after_test();
         // SAFETY: the caller's flag.
         unsafe { *flag = 0 };
         return 0;

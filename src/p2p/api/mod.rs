@@ -31,7 +31,7 @@ pub use recv::*;
 pub use send::*;
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use mpi_sys as ffi;
 
@@ -323,6 +323,23 @@ fn poke_real(spins: u32) {
                 ffi::RSMPI_STATUS_IGNORE,
             )
         };
+    }
+}
+
+/// After a test (`MPI_Test*`, a nonblocking probe) that found nothing:
+/// drives the real MPI's progress on every 16th such call, so that a
+/// program polling heapmpi's requests still moves the real MPI's pending
+/// operations (as the real `MPI_Test` would) without paying a real
+/// `MPI_Iprobe` on every poll (HPCC RandomAccess polls twice per update).
+fn poke_real_after_test() {
+    /// Failed tests so far. A heuristic count: Relaxed load and store (not
+    /// a read-modify-write), so racing threads may lose an increment, which
+    /// only shifts the next poke.
+    static FAILED: AtomicU32 = AtomicU32::new(0);
+    let n = FAILED.load(Ordering::Relaxed).wrapping_add(1);
+    FAILED.store(n, Ordering::Relaxed);
+    if n % 16 == 0 {
+        poke_real(255);
     }
 }
 
