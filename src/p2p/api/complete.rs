@@ -715,17 +715,15 @@ pub unsafe fn waitsome(
                     continue;
                 };
                 active = true;
-                match finish_ours(&mut e, reqs, i, slot, nth_status(statuses, out), call) {
-                    Some((err, comm)) => {
-                        // SAFETY: the caller's index array has room for `count`.
-                        unsafe { *indices.add(out) = i as c_int };
-                        out += 1;
-                        errs.push(err);
-                        if err != 0 && err_comm.is_none() {
-                            err_comm = Some(comm);
-                        }
+                let status = nth_status(statuses, out);
+                if let Some((err, comm)) = finish_ours(&mut e, reqs, i, slot, status, call) {
+                    // SAFETY: the caller's index array has room for `count`.
+                    unsafe { *indices.add(out) = i as c_int };
+                    out += 1;
+                    errs.push(err);
+                    if err != 0 && err_comm.is_none() {
+                        err_comm = Some(comm);
                     }
-                    None => {}
                 }
             }
         }
