@@ -44,6 +44,13 @@ pub const F_RING_OPEN: u32 = 64;
 /// no posted receive; it goes back to the receiver's own pool, not to the
 /// sender.
 pub const F_OWN: u32 = 128;
+/// Header flag: an immediate standard send that found its fast box full;
+/// its request completes when the header comes back (the receiver returns
+/// it at once, not in a batch) or when the sender has waited for it for a
+/// while (see `Engine::try_stage`). So a sender that outruns its receiver
+/// feels it, as with the real MPIs' bounded eager buffers, instead of
+/// piling messages into the receiver's unexpected queue without end.
+pub const F_ACK: u32 = 256;
 
 /// Rendezvous state: not matched yet.
 pub const S_WAITING: u32 = 0;

@@ -63,7 +63,7 @@ impl Engine {
         // written: the next take finds them, so a second round settles it.
         for _ in 0..3 {
             self.drain_global();
-            if !self.drain_rings() {
+            if !self.drain_rings(false) {
                 break;
             }
         }
@@ -90,7 +90,7 @@ impl Engine {
             // The sender's fast-box records before this message first.
             while self.expect[s] != h.seq {
                 let k = self.rx_index[s] as usize;
-                if k == 0 || self.ring_take(k - 1) != Some(true) {
+                if k == 0 || self.ring_take(k - 1, true) != Some(true) {
                     debug_assert!(false, "fast box behind the global queue");
                     break;
                 }
@@ -107,11 +107,22 @@ impl Engine {
 
     /// Takes what is ready in the fast boxes; true if one of them is ahead
     /// of the global queue.
-    pub(super) fn drain_rings(&mut self) -> bool {
+    ///
+    /// While no receive is posted, records stay in their box instead of
+    /// being copied to the unexpected queue (`force` takes them anyway, as
+    /// a probe must see them). The box is the buffer: a sender that
+    /// outruns its receiver fills it and then feels back-pressure (see
+    /// `F_ACK`), where copying every record out would let the unexpected
+    /// queue, and the memory under it, grow without end. Order is kept:
+    /// a message of the global queue takes its sender's earlier records
+    /// first (`drain_global`), so whatever stays in a box is later than
+    /// everything of its sender in the unexpected queue, and a receive
+    /// posted later looks there first (`post_recv`).
+    pub(super) fn drain_rings(&mut self, force: bool) -> bool {
         let mut ahead = false;
         for k in 0..self.rx.len() {
             loop {
-                match self.ring_take(k) {
+                match self.ring_take(k, force) {
                     Some(true) => {}
                     Some(false) => {
                         ahead = true;
@@ -130,7 +141,10 @@ impl Engine {
     /// `Some(false)`: the record is ahead (an earlier message is still in
     /// the global queue).
     #[inline]
-    pub(super) fn ring_take(&mut self, k: usize) -> Option<bool> {
+    pub(super) fn ring_take(&mut self, k: usize, force: bool) -> Option<bool> {
+        if !force && self.posted.is_empty() {
+            return None;
+        }
         let (s, ref cons) = self.rx[k];
         let rec: *const Rec = cons.peek()?;
         // SAFETY: a ready record; it stays in place until we pop it.
@@ -331,7 +345,7 @@ impl Engine {
         let sender = h.src_local as u32;
         if flags & F_OWN != 0 {
             self.own.put(m);
-        } else if flags & (F_INLINE | F_SYNC) == F_INLINE {
+        } else if flags & (F_INLINE | F_SYNC | F_ACK) == F_INLINE {
             // Nobody waits for this header: return it later, in a batch,
             // off the latency path.
             self.held.push(m);
@@ -436,6 +450,15 @@ impl Engine {
         take: bool,
     ) -> Option<(St, Option<u32>)> {
         self.progress();
+        // What waits in the fast boxes too (see `drain_rings`; a record
+        // ahead of the global queue is settled by the next take, as in
+        // `drain`).
+        for _ in 0..3 {
+            if !self.drain_rings(true) {
+                break;
+            }
+            self.drain_global();
+        }
         let w = self.wild;
         let pos = self
             .unexpected

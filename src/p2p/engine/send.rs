@@ -28,11 +28,16 @@ impl Engine {
     pub unsafe fn send(&mut self, s: &SendSpec, req: Option<u32>) -> Result<Sent, ()> {
         let bytes = dt::packed_size(s.count, &s.dt);
         let inline = bytes <= self.tune.immediate_max;
+        // A standard send the fast box had no room for (back-pressure).
+        let mut box_full = false;
         if inline && bytes <= self.tune.fastbox_max && s.mode != Mode::Sync {
             // SAFETY: the caller's contract.
             match unsafe { self.ring_send(s, bytes) } {
                 Ok(true) => return Ok(Sent::Done),
-                Ok(false) => {}
+                Ok(false) => {
+                    box_full =
+                        s.mode == Mode::Standard && self.tx[s.dest_local as usize].ring.is_some()
+                }
                 Err(()) => return Err(()),
             }
         }
@@ -127,6 +132,10 @@ impl Engine {
         if s.mode == Mode::Sync {
             flags |= F_SYNC;
         }
+        if box_full {
+            flags |= F_ACK;
+            pending = true;
+        }
         h.flags.store(flags, Ordering::Relaxed);
         let mut slot = None;
         if pending {
@@ -144,9 +153,10 @@ impl Engine {
             let r = &mut self.reqs[i as usize];
             r.state = State::Send {
                 msg: m,
-                stallable: s.mode == Mode::Standard
-                    && flags & (F_STAGED | F_CMA | F_INLINE) == 0
-                    && bytes <= self.tune.eager_max,
+                stallable: flags & F_ACK != 0
+                    || (s.mode == Mode::Standard
+                        && flags & (F_STAGED | F_CMA | F_INLINE) == 0
+                        && bytes <= self.tune.eager_max),
                 since: 0,
             };
             r.peer = s.dest_local + 1;
@@ -310,6 +320,14 @@ impl Engine {
         // SAFETY: our header, still out (the receiver has not returned it:
         // the request would be done).
         let h = unsafe { &*m };
+        if h.flags.load(Ordering::Relaxed) & F_ACK != 0 {
+            // The payload is inline: the send completes now and the header
+            // is recycled whenever it comes back. `sreq` is only read by
+            // `reclaim`, under the same engine exclusion as this.
+            h.sreq.store(0, Ordering::Relaxed);
+            self.complete(i, St::Sent);
+            return true;
+        }
         let rdv = h.rdv();
         // AcqRel: on success we own the data fields until we store back;
         // failure means the receiver matched (it owns them now).
