@@ -309,6 +309,11 @@ fn p2p_fork_and_keep_communicating() {
 }
 
 #[test]
+fn p2p_flood_before_receives() {
+    conformance("p2p_flood_before_receives", "p2p_flood", "flood");
+}
+
+#[test]
 fn p2p_random_traffic() {
     conformance("p2p_random_traffic", "p2p_random", "random");
 }
@@ -350,6 +355,16 @@ fn p2p_order_with_tiny_or_no_fast_box() {
         "p2p_order_with_tiny_or_no_fast_box",
         "p2p_order",
         "order",
+        &[],
+    );
+}
+
+#[test]
+fn p2p_flood_with_tiny_or_no_fast_box() {
+    fast_box_variants(
+        "p2p_flood_with_tiny_or_no_fast_box",
+        "p2p_flood",
+        "flood",
         &[],
     );
 }
