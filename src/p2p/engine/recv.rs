@@ -13,6 +13,11 @@ use core::sync::atomic::Ordering;
 
 use super::*;
 
+/// Private copies of fast-box records the unexpected queue may hold
+/// before further records wait in their box (see `Engine::drain_rings`):
+/// a few windows of the usual benchmark and application depth (64).
+const OWN_EAGER_MAX: u64 = 256;
+
 impl Engine {
     // ----- receiving -----
 
@@ -108,12 +113,15 @@ impl Engine {
     /// Takes what is ready in the fast boxes; true if one of them is ahead
     /// of the global queue.
     ///
-    /// While no receive is posted, records stay in their box instead of
-    /// being copied to the unexpected queue (`force` takes them anyway, as
-    /// a probe must see them). The box is the buffer: a sender that
-    /// outruns its receiver fills it and then feels back-pressure (see
-    /// `F_ACK`), where copying every record out would let the unexpected
-    /// queue, and the memory under it, grow without end. Order is kept:
+    /// While no receive is posted and [`OWN_EAGER_MAX`] private copies of
+    /// records already wait in the unexpected queue, records stay in their
+    /// box instead of being copied there (`force` takes them anyway, as a
+    /// probe must see them). The box is the buffer: a sender that outruns
+    /// its receiver fills it and then feels back-pressure (see `F_ACK`),
+    /// where copying every record out would let the unexpected queue, and
+    /// the memory under it, grow without end; below the bound, copying
+    /// early lets a receiver that waits for something else do the work
+    /// before it posts its receives (a window of them, say). Order is kept:
     /// a message of the global queue takes its sender's earlier records
     /// first (`drain_global`), so whatever stays in a box is later than
     /// everything of its sender in the unexpected queue, and a receive
@@ -142,7 +150,7 @@ impl Engine {
     /// the global queue).
     #[inline]
     pub(super) fn ring_take(&mut self, k: usize, force: bool) -> Option<bool> {
-        if !force && self.posted.is_empty() {
+        if !force && self.posted.is_empty() && self.own.live >= OWN_EAGER_MAX {
             return None;
         }
         let (s, ref cons) = self.rx[k];
