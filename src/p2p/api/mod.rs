@@ -326,12 +326,18 @@ fn poke_real(spins: u32) {
     }
 }
 
-/// After a test (`MPI_Test*`, a nonblocking probe) that found nothing:
-/// drives the real MPI's progress on every 16th such call, so that a
-/// program polling heapmpi's requests still moves the real MPI's pending
-/// operations (as the real `MPI_Test` would) without paying a real
-/// `MPI_Iprobe` on every poll (HPCC RandomAccess polls twice per update).
+/// After a test (`MPI_Test*`) that found nothing: drives the real MPI's
+/// progress on every 16th such call, so that a program polling heapmpi's
+/// requests still moves the real MPI's pending operations (as the real
+/// `MPI_Test` would) without paying a real `MPI_Iprobe` on every poll
+/// (HPCC RandomAccess polls twice per update). When ranks outnumber cores
+/// it also yields the processor, as Open MPI's progress does then
+/// (`mpi_yield_when_idle`): what the poller waits for is usually another
+/// rank's turn on this core.
 fn poke_real_after_test() {
+    if engine::oversubscribed() {
+        std::thread::yield_now();
+    }
     /// Failed tests so far. A heuristic count: Relaxed load and store (not
     /// a read-modify-write), so racing threads may lose an increment, which
     /// only shifts the next poke.
