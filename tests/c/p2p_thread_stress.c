@@ -478,22 +478,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static const char *level_name(int l)
-{
-    switch (l) {
-    case MPI_THREAD_SINGLE:
-        return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED:
-        return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED:
-        return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE:
-        return "MPI_THREAD_MULTIPLE";
-    default:
-        return "unknown";
-    }
-}
-
 /* Messages waiting on comm (there must be none once every stream is
  * received). */
 static int stray(MPI_Comm comm, const char *name)

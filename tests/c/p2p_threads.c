@@ -149,22 +149,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static const char *level_name(int l)
-{
-    switch (l) {
-    case MPI_THREAD_SINGLE:
-        return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED:
-        return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED:
-        return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE:
-        return "MPI_THREAD_MULTIPLE";
-    default:
-        return "unknown";
-    }
-}
-
 int main(int argc, char **argv)
 {
     int provided = -1, rank, size;

@@ -28,7 +28,8 @@
  *   that setting. Only used to pick peers; never printed.
  * - word patterns: wpattern_fill/wpattern_check, a fast 64-bit pattern keyed
  *   by (seed, byte offset) for large buffers, at any alignment and length.
- * - err_class_name(): MPI error class -> "MPI_ERR_..." name.
+ * - err_class_name(): MPI error class -> "MPI_ERR_..." name; level_name():
+ *   MPI thread level -> its name.
  * - p2p_finish(): flushes the report, prints "rank N: <what> ok|FAILED",
  *   finalizes; returns the exit status for main.
  */
@@ -339,6 +340,23 @@ static inline int err_class(int rc)
     if (MPI_Error_class(rc, &cls) != MPI_SUCCESS)
         return rc;
     return cls;
+}
+
+/* An MPI thread level's name. */
+static inline const char *level_name(int l)
+{
+    switch (l) {
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+        return "MPI_THREAD_MULTIPLE";
+    default:
+        return "unknown";
+    }
 }
 
 /* ---- start / end ---- */
