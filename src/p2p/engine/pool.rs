@@ -10,7 +10,7 @@ pub(super) const HOLD_MAX: usize = 32;
 /// Header pool classes: 128 B << class.
 pub(super) const CLASSES: usize = 11;
 /// Keep at most this many bytes of free headers per class.
-pub(super) const POOL_KEEP: usize = 1 << 26;
+pub(super) const POOL_KEEP: usize = 1 << 20;
 
 /// This process's recycled headers.
 pub(super) struct Pool {
