@@ -388,7 +388,9 @@ impl Learner {
     fn recv_error(&mut self, call: Call) -> Option<bool> {
         let mut st = filled(0x5a);
         st.MPI_ERROR = SENTINEL;
+        // SAFETY: reading MPI constants.
         let ign = || unsafe { ffi::RSMPI_STATUS_IGNORE };
+        // SAFETY: as above.
         let (mut flag, mut msg) = (0, unsafe { ffi::RSMPI_MESSAGE_NULL });
         let dst = self.buf.as_mut_ptr().wrapping_add(1);
         match call {
@@ -400,6 +402,7 @@ impl Learner {
             }
             _ => {
                 let src = self.buf.as_ptr();
+                // SAFETY: reading an MPI constant.
                 let mut s = unsafe { ffi::RSMPI_REQUEST_NULL };
                 // SAFETY (this block): our buffers and requests, the
                 // message probed just before.

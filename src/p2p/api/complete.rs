@@ -324,12 +324,11 @@ unsafe fn complete_all(
             left -= 1;
         }
     }
-    // heapmpi's requests not finished yet, in array order, and whether any
-    // of the real MPI's are left.
+    // heapmpi's requests not finished yet, in array order (the rest of
+    // the `left` unfinished ones are the real MPI's).
     let mut ours: std::collections::VecDeque<usize> = (0..n)
         .filter(|&i| errs[i].is_none() && dec_req(reqs[i]).is_some())
         .collect();
-    let mut real_left = ours.len() < left;
     let mut spins = 0u32;
     let mut w = Waiter::new();
     while left > 0 {
@@ -361,7 +360,7 @@ unsafe fn complete_all(
             }
         }
         for i in 0..n {
-            if !real_left {
+            if ours.len() == left {
                 break;
             }
             if errs[i].is_some() || dec_req(reqs[i]).is_some() {
@@ -376,7 +375,6 @@ unsafe fn complete_all(
                 }
             }
         }
-        real_left = ours.len() < left;
         if left > 0 {
             w.pause(&mut spins);
         }
