@@ -241,6 +241,8 @@ pub struct Engine {
     expect: Vec<u32>,
     /// The fast boxes we read: (source, our end), in the order opened.
     rx: Vec<(u32, Consumer)>,
+    /// Checks of pending stallable sends (see `Engine::check`).
+    stall_polls: u32,
     /// Per source: its index in `rx` + 1, or 0 while it has no box.
     rx_index: Vec<u32>,
 }
@@ -423,6 +425,7 @@ impl Engine {
             expect: Vec::new(),
             rx: Vec::new(),
             rx_index: Vec::new(),
+            stall_polls: 0,
         }
     }
 

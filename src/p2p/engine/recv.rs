@@ -13,9 +13,10 @@ use core::sync::atomic::Ordering;
 
 use super::*;
 
-/// Private copies of fast-box records the unexpected queue may hold
-/// before further records wait in their box (see `Engine::drain_rings`):
-/// a few windows of the usual benchmark and application depth (64).
+/// Private copies of fast-box records the progress thread may put in the
+/// unexpected queue before further records wait in their box (see
+/// `Engine::drain_rings`): a few windows of the usual benchmark and
+/// application depth (64).
 const OWN_EAGER_MAX: u64 = 256;
 
 impl Engine {
@@ -113,15 +114,19 @@ impl Engine {
     /// Takes what is ready in the fast boxes; true if one of them is ahead
     /// of the global queue.
     ///
-    /// While no receive is posted and [`OWN_EAGER_MAX`] private copies of
-    /// records already wait in the unexpected queue, records stay in their
-    /// box instead of being copied there (`force` takes them anyway, as a
-    /// probe must see them). The box is the buffer: a sender that outruns
-    /// its receiver fills it and then feels back-pressure (see `F_ACK`),
-    /// where copying every record out would let the unexpected queue, and
-    /// the memory under it, grow without end; below the bound, copying
-    /// early lets a receiver that waits for something else do the work
-    /// before it posts its receives (a window of them, say). Order is kept:
+    /// While no receive is posted, records stay in their box instead of
+    /// being copied to the unexpected queue (`force` takes them anyway, as
+    /// a probe must see them). The box is the buffer: a receive posted
+    /// later takes its record from there with one copy, where copying it
+    /// out first costs a second copy and a header (a third of the time of
+    /// HPCC RandomAccess's receive loop, which posts one receive after each
+    /// message it takes). A sender that outruns its receiver fills the box
+    /// and then feels back-pressure (see `F_ACK`): it rings the receiver's
+    /// progress thread, which copies up to [`OWN_EAGER_MAX`] records out to
+    /// make room, so a receiver busy elsewhere does not hold its senders
+    /// back for the first few windows; copying every record out would let
+    /// the unexpected queue, and the memory under it, grow without end.
+    /// Order is kept:
     /// a message of the global queue takes its sender's earlier records
     /// first (`drain_global`), so whatever stays in a box is later than
     /// everything of its sender in the unexpected queue, and a receive
@@ -150,7 +155,7 @@ impl Engine {
     /// the global queue).
     #[inline]
     pub(super) fn ring_take(&mut self, k: usize, force: bool) -> Option<bool> {
-        if !force && self.posted.is_empty() && self.own.live >= OWN_EAGER_MAX {
+        if !force && self.posted.is_empty() && (!self.in_helper || self.own.live >= OWN_EAGER_MAX) {
             return None;
         }
         let (s, ref cons) = self.rx[k];

@@ -264,6 +264,15 @@ impl Engine {
                 // (MPI_Wait, or a loop of MPI_Test as in HPCC
                 // RandomAccess) is copied to a shared buffer and completes,
                 // as an eager protocol would have completed it at once.
+                // The clock is read on the first check and then on every
+                // 16th (a Test loop checks far more often than STALL_NS
+                // needs; the clock was a tenth of such a loop's time).
+                if since != 0 {
+                    self.stall_polls = self.stall_polls.wrapping_add(1);
+                    if self.stall_polls % 16 != 0 {
+                        return false;
+                    }
+                }
                 let now = crate::sys::monotonic_ns();
                 if since == 0 {
                     self.reqs[i as usize].state = State::Send {
