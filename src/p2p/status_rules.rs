@@ -124,10 +124,13 @@ const STATUS: usize = size_of::<ffi::MPI_Status>();
 const _: () = assert!(STATUS <= MAX_STATUS);
 
 /// The bytes a call writes into a status: for each byte, whether it is
-/// written and with what.
+/// written and with what, as masks so that applying it is a few word
+/// operations (a status is written for every completed request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Patch {
-    set: [bool; MAX_STATUS],
+    /// 0xff where the byte is kept, 0 where it is written.
+    keep: [u8; MAX_STATUS],
+    /// The written bytes (0 where kept).
     val: [u8; MAX_STATUS],
 }
 
@@ -136,12 +139,12 @@ impl Patch {
     /// and image `ones` (prefilled with 0xff) into what the call left.
     pub fn from_images(zeros: &[u8], ones: &[u8]) -> Patch {
         let mut p = Patch {
-            set: [false; MAX_STATUS],
+            keep: [0xff; MAX_STATUS],
             val: [0; MAX_STATUS],
         };
         for i in 0..zeros.len().min(ones.len()).min(MAX_STATUS) {
             if zeros[i] == ones[i] {
-                p.set[i] = true;
+                p.keep[i] = 0;
                 p.val[i] = zeros[i];
             }
         }
@@ -149,11 +152,10 @@ impl Patch {
     }
 
     /// Writes the patch over `image`.
+    #[inline]
     pub fn apply(&self, image: &mut [u8]) {
-        for (i, b) in image.iter_mut().enumerate().take(MAX_STATUS) {
-            if self.set[i] {
-                *b = self.val[i];
-            }
+        for ((b, k), v) in image.iter_mut().zip(&self.keep).zip(&self.val) {
+            *b = (*b & k) | v;
         }
     }
 }
@@ -230,9 +232,9 @@ pub unsafe fn write_status(st: &St, out: *mut ffi::MPI_Status, call: Call) {
         },
         St::Sent | St::Empty | St::Inactive => {
             let patch = match st {
-                St::Sent => r.send[c],
-                St::Empty => r.empty[c],
-                _ => r.inactive[c],
+                St::Sent => &r.send[c],
+                St::Empty => &r.empty[c],
+                _ => &r.inactive[c],
             };
             match patch {
                 Some(p) => unsafe {
