@@ -566,6 +566,19 @@ impl Producer {
             self.set_stale(self.line(self.wpos), false);
         }
         self.wpos = next;
+        // Ask for the lines a few records ahead for writing now, so their
+        // ownership arrives while we work instead of stalling our stores
+        // (each ring line was last read by the receiver). Only lines the
+        // receiver is known to be done with, and past the reach of its own
+        // prefetches (at most `PREFETCH_AHEAD` past a record it read, so
+        // short of our position + 256), lest the two take a line from each
+        // other.
+        let ahead = self.wpos + WRITE_AHEAD[WRITE_AHEAD.len() - 1] + LINE as u64;
+        if ahead <= self.rcache + self.size {
+            for d in WRITE_AHEAD {
+                prefetch_write(Ring::rec(self.ring, self.size, self.wpos + d));
+            }
+        }
         true
     }
 
@@ -669,6 +682,25 @@ impl Consumer {
 /// lines, at three and four lines' distance, so that a line is fetched a
 /// few records before it is read whatever the record size.
 const PREFETCH_AHEAD: [u64; 2] = [192, 256];
+
+/// How far past its position (in bytes) a producer takes lines for
+/// writing: beyond `PREFETCH_AHEAD`'s reach (see `Producer::push`).
+const WRITE_AHEAD: [u64; 2] = [320, 384];
+
+/// Asks the CPU to start taking the cache line at `p` for writing
+/// (`prefetchw`; a hint like [`prefetch`]).
+#[inline(always)]
+fn prefetch_write<T>(p: *const T) {
+    // `prefetchw` (0F 0D /1) is a no-op where the CPU lacks it; written
+    // out since the intrinsic needs the `prfchw` target feature at build time.
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and cannot fault.
+    unsafe {
+        core::arch::asm!("prefetchw [{}]", in(reg) p, options(nostack, preserves_flags, readonly))
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
 
 /// Asks the CPU to start loading the cache line at `p` (a hint: no fault,
 /// no effect on correctness, whatever `p` is).

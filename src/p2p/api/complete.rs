@@ -268,13 +268,15 @@ fn finish_ours(
     call: Call,
 ) -> Option<(c_int, ffi::MPI_Comm)> {
     let (pers, comm) = describe(e, slot)?;
-    let st = e.finish(slot)?;
-    // SAFETY: the caller's status slot.
-    unsafe { status_rules::write_status(&st, status, call) };
+    let err = e.finish_with(slot, |st| {
+        // SAFETY: the caller's status slot.
+        unsafe { status_rules::write_status(st, status, call) };
+        st.error()
+    })?;
     if !pers {
         reqs[i] = req_null();
     }
-    Some((st.error(), comm))
+    Some((err, comm))
 }
 
 /// Tests real request `reqs[i]` with the real `MPI_Test`, whose status

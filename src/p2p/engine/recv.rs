@@ -32,15 +32,29 @@ impl Engine {
     /// is what taking it now would do. (Draining here made every `MPI_Irecv`
     /// read the line a streaming sender is writing: a cache-line transfer
     /// per call.)
+    ///
+    /// Inline, so that the caller's `spec` is built straight into the slot:
+    /// moved in from the caller's stack, its wide loads waited on the
+    /// narrow stores that had just built it (a store-forwarding stall on
+    /// every `MPI_Irecv`).
+    #[inline]
     pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
-        self.reqs[req as usize].recv = Some(spec);
-        self.reqs[req as usize].state = State::Posted;
+        let r = &mut self.reqs[req as usize];
+        r.recv = Some(spec);
+        r.state = State::Posted;
+        self.post_slot(req, polled)
+    }
+
+    /// [`Engine::post_recv`] of the receive slot `req` holds.
+    fn post_slot(&mut self, req: u32, polled: bool) -> bool {
+        let spec = self.reqs[req as usize].recv.as_ref().expect("a receive");
+        let (comm_id, src, tag) = (spec.comm_id, spec.src, spec.tag);
         let w = self.wild;
         if let Some(pos) = self
             .unexpected
             .iter()
             // SAFETY: headers in `unexpected` are live until delivered.
-            .position(|&m| matches(w, spec.comm_id, spec.src, spec.tag, unsafe { &*m }))
+            .position(|&m| matches(w, comm_id, src, tag, unsafe { &*m }))
         {
             let m = self.unexpected.remove(pos).unwrap();
             self.deliver(m, req);
@@ -48,13 +62,13 @@ impl Engine {
         }
         self.posted.push_back(Posted {
             req,
-            comm_id: spec.comm_id,
-            src: spec.src,
-            tag: spec.tag,
+            comm_id,
+            src,
+            tag,
             polled,
         });
         if polled {
-            self.polled_add(spec.comm_id, 1);
+            self.polled_add(comm_id, 1);
         }
         false
     }

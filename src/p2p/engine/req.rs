@@ -118,6 +118,21 @@ pub struct Req {
 pub const SENT_SLOT: u32 = 0;
 
 impl Req {
+    /// A slot that holds no request.
+    fn vacant() -> Req {
+        Req {
+            live: false,
+            state: State::Inactive,
+            // SAFETY: reading an MPI constant.
+            comm: unsafe { ffi::RSMPI_COMM_NULL },
+            freed: false,
+            persist: None,
+            recv: None,
+            peer: 0,
+            held: None,
+        }
+    }
+
     /// The request of [`SENT_SLOT`].
     pub(super) fn completed_send() -> Req {
         Req {
@@ -137,26 +152,33 @@ impl Req {
 
 impl Engine {
     /// A new request slot in `state`.
+    ///
+    /// A released slot already holds no persistent arguments, receive or
+    /// datatype (see [`Engine::release`]), so only the fields a request
+    /// starts with are written, in place: building a whole `Req` and moving
+    /// it in made the move's wide loads wait on the narrow stores that had
+    /// just built it (a store-forwarding stall on every `MPI_Irecv`, a
+    /// fifth of a streaming receiver's time).
+    #[inline]
     pub fn new_req(&mut self, comm: ffi::MPI_Comm, state: State) -> Option<u32> {
-        let r = Req {
-            live: true,
-            state,
-            comm,
-            freed: false,
-            persist: None,
-            recv: None,
-            peer: 0,
-            held: None,
+        let i = match self.free_reqs.pop() {
+            Some(i) => i,
+            None => {
+                if self.reqs.len() >= crate::p2p::handle::MAX_SLOTS {
+                    return None;
+                }
+                self.reqs.push(Req::vacant());
+                self.reqs.len() as u32 - 1
+            }
         };
-        if let Some(i) = self.free_reqs.pop() {
-            self.reqs[i as usize] = r;
-            return Some(i);
-        }
-        if self.reqs.len() >= crate::p2p::handle::MAX_SLOTS {
-            return None;
-        }
-        self.reqs.push(r);
-        Some(self.reqs.len() as u32 - 1)
+        let r = &mut self.reqs[i as usize];
+        debug_assert!(!r.live && r.persist.is_none() && r.recv.is_none() && r.held.is_none());
+        r.live = true;
+        r.state = state;
+        r.comm = comm;
+        r.freed = false;
+        r.peer = 0;
+        Some(i)
     }
 
     /// The slot `i`, if live.
@@ -295,22 +317,33 @@ impl Engine {
     /// one-shot slot, deactivates a persistent one, and returns its status.
     /// The caller has made progress (once per pass over its requests).
     pub fn finish(&mut self, i: u32) -> Option<St> {
+        self.finish_with(i, |st| *st)
+    }
+
+    /// [`Engine::finish`], handing the status to `f` by reference before
+    /// the slot is released (what a completion call does with it: write it
+    /// out). Returning the status by value instead copied it twice through
+    /// the stack with overlapping moves that the following loads had to
+    /// wait for (a store-forwarding stall per request in `MPI_Waitall`).
+    #[inline]
+    pub fn finish_with<R>(&mut self, i: u32, f: impl FnOnce(&St) -> R) -> Option<R> {
         if let State::Inactive = self.reqs[i as usize].state {
-            return Some(St::Inactive);
+            return Some(f(&St::Inactive));
         }
         if !self.check(i) {
             return None;
         }
         let r = &mut self.reqs[i as usize];
-        let State::Done(st) = r.state else {
+        let State::Done(ref st) = r.state else {
             unreachable!("checked done")
         };
+        let out = f(st);
         if r.persist.is_some() {
             r.state = State::Inactive;
         } else {
             self.release(i);
         }
-        Some(st)
+        Some(out)
     }
 
     /// `MPI_Request_free` of slot `i`: released at once if inactive or
