@@ -573,8 +573,11 @@ impl Producer {
         // prefetches (at most `PREFETCH_AHEAD` past a record it read, so
         // short of our position + 256), lest the two take a line from each
         // other.
+        // Small records only: a large one is a long run of stores whose
+        // ownership requests the CPU overlaps by itself (taking lines early
+        // measured 15% slower at 1.5 KiB).
         let ahead = self.wpos + WRITE_AHEAD[WRITE_AHEAD.len() - 1] + LINE as u64;
-        if ahead <= self.rcache + self.size {
+        if rlen <= PREFETCH_MAX_RECORD && ahead <= self.rcache + self.size {
             for d in WRITE_AHEAD {
                 prefetch_write(Ring::rec(self.ring, self.size, self.wpos + d));
             }
@@ -589,8 +592,16 @@ impl Producer {
     fn mark_payload_lines(&mut self, pos: u64, rlen: u64) {
         let off = (pos & (self.size - 1)) as usize;
         let lines = self.size as usize / LINE;
-        for l in off / LINE + 1..(off + rlen as usize).div_ceil(LINE).min(lines) {
-            self.set_stale(l, true);
+        let (mut a, b) = (
+            off / LINE + 1,
+            (off + rlen as usize).div_ceil(LINE).min(lines),
+        );
+        // Whole words of bits at a time: a large record covers dozens of
+        // lines, and a bit at a time was measurable at 2 KiB.
+        while a < b {
+            let n = (b - a).min(64 - a % 64);
+            self.stale[a / 64] |= (u64::MAX >> (64 - n)) << (a % 64);
+            a += n;
         }
     }
 
@@ -682,6 +693,10 @@ impl Consumer {
 /// lines, at three and four lines' distance, so that a line is fetched a
 /// few records before it is read whatever the record size.
 const PREFETCH_AHEAD: [u64; 2] = [192, 256];
+
+/// Largest record (bytes, header included) after which a producer still
+/// takes lines ahead for writing (see `Producer::push`).
+const PREFETCH_MAX_RECORD: u64 = 256;
 
 /// How far past its position (in bytes) a producer takes lines for
 /// writing: beyond `PREFETCH_AHEAD`'s reach (see `Producer::push`).
