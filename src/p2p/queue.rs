@@ -673,6 +673,16 @@ impl Consumer {
         // waits for one transfer per line (measured: most of a streaming
         // receiver's time). Not done when nothing is ready, so a receiver
         // that keeps up does not pull lines the sender is about to write.
+        // The record's own further lines first, all at once (the copy out
+        // would otherwise fetch them one after the other: the latency of
+        // a message of a few lines).
+        if (REC_HDR + rec.len as usize).wrapping_sub(LINE + 1) < 2 * LINE {
+            // 2 or 3 lines long: the other two (a third past a 2-line
+            // record is a harmless fetch of the next one).
+            let at = rec as *const Rec as *const u8;
+            prefetch(at.wrapping_add(LINE));
+            prefetch(at.wrapping_add(2 * LINE));
+        }
         for ahead in PREFETCH_AHEAD {
             prefetch(Ring::rec(self.ring, self.size, self.rpos + ahead));
         }
