@@ -125,7 +125,7 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     };
     // After the thread level is known: Open MPI's tool interface sets the
     // library's thread level to the one it is initialised with.
-    api::learn_eager_limit(provided);
+    api::remember_thread_level(provided);
     engine::start(
         mailboxes,
         nlocal as u32,

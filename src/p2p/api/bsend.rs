@@ -9,15 +9,19 @@
 //! - Open MPI sends a message that fits its shared-memory transport's eager
 //!   fragment without touching the buffer, and needs the buffer only for
 //!   larger ones. Its eager limit is the `btl_vader_eager_limit` control
-//!   variable (read through the MPI tool interface at init), less the
-//!   fragment's 56 header bytes (measured: 4040 of 4096 bytes pass).
+//!   variable, less the fragment's 56 header bytes (measured: 4040 of 4096
+//!   bytes pass), read through the MPI tool interface the first time a
+//!   buffered send does not fit the attached buffer: initialising the tool
+//!   interface opens every Open MPI component, 0.2 s on our machines (the
+//!   PSM2 library's set-up sleeps), which every job paid when it was done
+//!   at init.
 //!
 //! heapmpi's buffered messages leave the attached buffer at once (they sit
 //! in the shared heap), so the room check is against the whole buffer: a
 //! program the real MPI accepts, heapmpi accepts.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
 use super::*;
 
@@ -26,8 +30,13 @@ use super::*;
 static ATTACHED: AtomicUsize = AtomicUsize::new(0);
 
 /// Open MPI: the largest message sent eagerly without the attached buffer
-/// (set at init; Relaxed as `ATTACHED`).
-static EAGER: AtomicUsize = AtomicUsize::new(0);
+/// (learned when first needed).
+#[cfg(not(heapmpi_mpich))]
+static EAGER: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// The thread level the MPI library provides (set at init, before any
+/// communication; Relaxed: MPI_Init synchronises).
+static LEVEL: AtomicI32 = AtomicI32::new(0);
 
 /// `MPI_Buffer_attach`.
 ///
@@ -68,23 +77,24 @@ pub fn detached(rc: c_int) {
 /// Whether the real MPI would accept a buffered send of `bytes` packed
 /// bytes now.
 pub(super) fn room(bytes: usize) -> bool {
-    if cfg!(not(heapmpi_mpich)) && bytes <= EAGER.load(Ordering::Relaxed) {
+    if bytes + ffi::MPI_BSEND_OVERHEAD as usize <= ATTACHED.load(Ordering::Relaxed) {
         return true;
     }
-    bytes + ffi::MPI_BSEND_OVERHEAD as usize <= ATTACHED.load(Ordering::Relaxed)
+    #[cfg(not(heapmpi_mpich))]
+    if bytes
+        <= *EAGER
+            .get_or_init(|| vader_eager_limit(LEVEL.load(Ordering::Relaxed)).saturating_sub(56))
+    {
+        return true;
+    }
+    false
 }
 
-/// Learns Open MPI's eager limit (see the module documentation); called
-/// once at init, with the thread level the MPI library provides (Open MPI's
-/// `MPI_T_init_thread` sets the library's level to the one it is given).
-pub fn learn_eager_limit(level: c_int) {
-    #[cfg(not(heapmpi_mpich))]
-    EAGER.store(
-        vader_eager_limit(level).saturating_sub(56),
-        Ordering::Relaxed,
-    );
-    #[cfg(heapmpi_mpich)]
-    let _ = level;
+/// Remembers the thread level the MPI library provides, which Open MPI's
+/// eager limit is later read with (its `MPI_T_init_thread` sets the
+/// library's level to the one it is given). Called once at init.
+pub fn remember_thread_level(level: c_int) {
+    LEVEL.store(level, Ordering::Relaxed);
 }
 
 /// `btl_vader_eager_limit` through the MPI tool interface (Open MPI's

@@ -23,7 +23,7 @@ mod persist;
 mod recv;
 mod send;
 
-pub use bsend::{attached, buffer_attach, buffer_detach, detached, learn_eager_limit};
+pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_thread_level};
 pub use complete::*;
 pub use creation::*;
 pub use persist::*;
