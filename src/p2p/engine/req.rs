@@ -133,19 +133,13 @@ impl Req {
         }
     }
 
-    /// The request of [`SENT_SLOT`].
+    /// The request of [`SENT_SLOT`] (its communicator stays null: no error
+    /// is ever raised on a completed send).
     pub(super) fn completed_send() -> Req {
         Req {
             live: true,
             state: State::Done(St::Sent),
-            // SAFETY: reading an MPI constant. No error is ever raised on
-            // it (a completed send has none).
-            comm: unsafe { ffi::RSMPI_COMM_NULL },
-            freed: false,
-            persist: None,
-            recv: None,
-            peer: 0,
-            held: None,
+            ..Req::vacant()
         }
     }
 }
