@@ -42,12 +42,8 @@ pub const DEFAULT_SYNERGY_MIN: usize = 256 << 10;
 pub const DEFAULT_BLOCK_SIZE: usize = 128 << 10;
 /// Default of `HEAPMPI_EAGER_MAX`.
 pub const DEFAULT_EAGER_MAX: usize = 64 << 10;
-/// Default of `HEAPMPI_FASTBOX_SIZE`: room for a window of 64 messages
-/// of 1 KiB each way (at 16 KiB, bidirectional traffic of 1-2 KiB filled
-/// the box and fell to 0.76-0.90x stock; 64 KiB measured 1.1-1.3x and no
-/// worse at any other size). A box is made on a pair's first message, so
-/// a rank that talks to every one of 127 node peers holds 8 MiB of them.
-pub const DEFAULT_FASTBOX_SIZE: usize = 64 << 10;
+/// Default of `HEAPMPI_FASTBOX_SIZE`.
+pub const DEFAULT_FASTBOX_SIZE: usize = 16 << 10;
 /// Default of `HEAPMPI_FASTBOX_MAX`.
 pub const DEFAULT_FASTBOX_MAX: usize = 2 << 10;
 
@@ -296,7 +292,7 @@ mod tests {
     #[test]
     fn fast_box_sizes_are_powers_of_two_and_payloads_fit() {
         let c = cfg(&[]);
-        assert_eq!((c.fastbox_size, c.fastbox_max), (64 << 10, 2 << 10));
+        assert_eq!((c.fastbox_size, c.fastbox_max), (16 << 10, 2 << 10));
         let c = cfg(&[("HEAPMPI_FASTBOX_SIZE", "5000")]);
         assert_eq!(c.fastbox_size, 8192);
         // A quarter of the box, less a record header.
