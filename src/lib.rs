@@ -13,12 +13,14 @@
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
+pub mod comm;
 pub mod config;
 pub mod ffi;
 pub mod fortran;
 pub mod heap;
 pub mod mpi;
 pub mod p2p;
+pub mod raw;
 pub mod stats;
 pub mod sys;
 

@@ -247,7 +247,7 @@ pub fn after_init() {
         Ok(r) => r.shrunk_from.is_some() && r.local_rank == 0,
     };
     // The same all-reduce decides whether communicators are registered
-    // (`p2p::comm`): registration is collective over each new
+    // (`comm`): registration is collective over each new
     // communicator, so every rank must take part as soon as any rank runs
     // the engine, whatever its own node did (a lone rank on its node, a
     // node whose heap could not be set up).

@@ -19,35 +19,7 @@ use std::sync::OnceLock;
 /// Largest number of live heapmpi handles of one kind (24 bits for MPICH).
 pub const MAX_SLOTS: usize = 1 << 24;
 
-/// The raw value inside an MPI handle newtype: a pointer or an `int`.
-pub trait RawHandle: Copy {
-    /// The value as a machine word.
-    fn to_bits(self) -> usize;
-    /// Rebuilds the value from a machine word.
-    fn from_bits(bits: usize) -> Self;
-    /// True for pointer handles (Open MPI).
-    const IS_PTR: bool;
-}
-
-impl<T> RawHandle for *mut T {
-    fn to_bits(self) -> usize {
-        self as usize
-    }
-    fn from_bits(bits: usize) -> Self {
-        bits as *mut T
-    }
-    const IS_PTR: bool = true;
-}
-
-impl RawHandle for c_int {
-    fn to_bits(self) -> usize {
-        self as u32 as usize
-    }
-    fn from_bits(bits: usize) -> Self {
-        bits as u32 as c_int
-    }
-    const IS_PTR: bool = false;
-}
+pub use crate::raw::RawHandle;
 
 /// MPICH: the tag in the top byte of heapmpi's handles.
 const INT_TAG: usize = 0x1a00_0000;

@@ -4,13 +4,11 @@
 //! - [`engine`]: requests, matching, the immediate / single-copy /
 //!   synergistic protocols, progress;
 //! - [`api`]: MPI semantics and routing (what goes to the real MPI);
-//! - [`comm`]: per-communicator locality, cached as attributes;
 //! - [`dt`]: datatype layout and packing;
 //! - [`handle`]: heapmpi's own request and message handles;
 //! - [`status`]: filling statuses as the real MPI's setters do.
 
 pub mod api;
-pub mod comm;
 pub mod dt;
 pub mod engine;
 pub mod handle;
@@ -23,6 +21,7 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
+use crate::comm;
 use crate::config;
 use crate::heap::region::{self, Region};
 
@@ -85,6 +84,8 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     }
     dt::init();
     status::learn();
+    // The engine caches communicator infos: drop one when it is deleted.
+    comm::on_free(engine::forget_comm);
     // SAFETY: the MPI constants are initialised; the out-pointers are valid.
     unsafe {
         let mut ub: *mut c_int = core::ptr::null_mut();

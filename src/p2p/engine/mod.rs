@@ -232,7 +232,7 @@ pub struct Engine {
     /// Inline headers received and not yet returned (see `flush_held`).
     held: Vec<*mut Msg>,
     /// Communicator handle → info cache (see `comm`).
-    comm_cache: Vec<(usize, &'static super::comm::CommInfo)>,
+    comm_cache: crate::comm::Cache,
     /// Predefined datatypes seen lately.
     pub dts: dt::Cache,
     /// Per destination (node-local index): our fast box and sequence.
@@ -311,12 +311,13 @@ pub fn enabled() -> bool {
     ON.load(Ordering::Acquire)
 }
 
-/// Removes a communicator from the cache (its attribute is being deleted).
+/// Removes a communicator from the cache (its attribute is being deleted;
+/// subscribed with `comm::on_free` at start).
 pub fn forget_comm(bits: usize) {
     if !enabled() {
         return;
     }
-    lock().comm_cache.retain(|e| e.0 != bits);
+    lock().comm_cache.forget(bits);
 }
 
 /// Starts the engine over the node's mailboxes; `multi`: the MPI library
@@ -419,7 +420,7 @@ impl Engine {
             trash: Vec::new(),
             zombies: Vec::new(),
             held: Vec::new(),
-            comm_cache: Vec::new(),
+            comm_cache: crate::comm::Cache::new(),
             dts: dt::Cache::new(),
             tx: Vec::new(),
             expect: Vec::new(),
@@ -439,18 +440,8 @@ impl Engine {
 
     /// Cached communicator info (see `comm::lookup`).
     #[inline]
-    pub fn comm_info(&mut self, comm: ffi::MPI_Comm) -> Option<&'static super::comm::CommInfo> {
-        use super::handle::RawHandle;
-        let bits = comm.0.to_bits();
-        if let Some(e) = self.comm_cache.iter().find(|e| e.0 == bits) {
-            return Some(e.1);
-        }
-        let info = super::comm::lookup(comm)?;
-        if self.comm_cache.len() >= 16 {
-            self.comm_cache.remove(0);
-        }
-        self.comm_cache.push((bits, info));
-        Some(info)
+    pub fn comm_info(&mut self, comm: ffi::MPI_Comm) -> Option<&'static crate::comm::CommInfo> {
+        self.comm_cache.get(comm)
     }
 
     /// Headers still out (sent and not yet returned).

@@ -1,8 +1,9 @@
-//! Who is local, per communicator.
+//! Who is local, per communicator: state that point-to-point (and the
+//! collectives and one-sided operations built next to it) share.
 //!
 //! Every intra-communicator created through a call heapmpi intercepts
 //! (`MPI_COMM_WORLD` and `MPI_COMM_SELF` at init; `Comm_dup`, `Comm_split`,
-//! `Comm_create`, ... afterwards, see `api::comm_created`) gets a
+//! `Comm_create`, ... afterwards, see `p2p::api::comm_created`) gets a
 //! [`CommInfo`] cached as an MPI attribute: an id agreed by all its members
 //! (messages carry it, since handles differ between processes) and, for each
 //! rank in it, the node-local index of that process or [`NOT_LOCAL`]. The
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use mpi_sys as ffi;
 
-use super::handle::RawHandle;
+use crate::raw::RawHandle;
 
 /// `CommInfo::local` entry for a process on another node.
 pub const NOT_LOCAL: u32 = u32::MAX;
@@ -77,11 +78,29 @@ extern "C" fn delete_attr(
     val: *mut c_void,
     _extra: *mut c_void,
 ) -> c_int {
-    super::engine::forget_comm(comm.0.to_bits());
+    // A copy, so no hook runs under the list's lock.
+    let hooks = FREE_HOOKS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for hook in hooks {
+        hook(comm.0.to_bits());
+    }
     // SAFETY: `val` is the Box<CommInfo> leaked by `attach`, deleted once
     // (MPI calls the delete callback exactly once per attribute).
     drop(unsafe { Box::from_raw(val as *mut CommInfo) });
     0
+}
+
+/// Functions told the handle bits of a communicator whose info is being
+/// deleted (its `MPI_Comm_free`), so that caches of it drop the entry; a
+/// layer that caches infos subscribes with [`on_free`].
+static FREE_HOOKS: std::sync::Mutex<Vec<fn(usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Subscribes `hook` to the deletion of communicator infos (see
+/// `FREE_HOOKS`). Called once per subscriber, at init.
+pub fn on_free(hook: fn(usize)) {
+    let mut hooks = FREE_HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    if !hooks.contains(&hook) {
+        hooks.push(hook);
+    }
 }
 
 /// Creates the keyval; called once at init.
@@ -220,3 +239,6 @@ pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
         attach(comm, info);
     }
 }
+
+pub mod cache;
+pub use cache::Cache;
