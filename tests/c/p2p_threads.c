@@ -151,10 +151,8 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided = -1, rank, size;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    get_rank_and_size(&rank, &size);
-    p2p_start_watchdog();
+    int rank, size;
+    int provided = p2p_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &rank, &size);
     g_me = rank;
     g_left = (rank - 1 + size) % size;
     g_right = (rank + 1) % size;

@@ -369,6 +369,17 @@ static inline void p2p_init(int *argc, char ***argv, int *rank, int *size)
     p2p_start_watchdog();
 }
 
+/* MPI_Init_thread + rank/size + watchdog; returns the level provided. */
+static inline int p2p_init_thread(int *argc, char ***argv, int required, int *rank,
+                                  int *size)
+{
+    int provided = -1;
+    MPI_Init_thread(argc, argv, required, &provided);
+    get_rank_and_size(rank, size);
+    p2p_start_watchdog();
+    return provided;
+}
+
 /* Flush the report, print the verdict line, finalize. */
 static inline int p2p_finish(const char *what, int rank, int size)
 {

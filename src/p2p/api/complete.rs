@@ -314,8 +314,17 @@ unsafe fn complete_all(
     call: Call,
 ) -> c_int {
     let n = reqs.len();
-    // Error of each finished request (None: not finished yet).
-    let mut errs: Vec<Option<c_int>> = vec![None; n];
+    // Error of each finished request (None: not finished yet); on the
+    // stack for the usual few requests (this runs once per MPI_Waitall,
+    // and a heap allocation there is a cost per message).
+    let mut small = [None; 16];
+    let mut large = Vec::new();
+    let errs: &mut [Option<c_int>] = if n <= small.len() {
+        &mut small[..n]
+    } else {
+        large.resize(n, None);
+        &mut large
+    };
     let mut left = n;
     let mut err_comm: Option<ffi::MPI_Comm> = None;
     for i in 0..n {
@@ -326,15 +335,19 @@ unsafe fn complete_all(
             left -= 1;
         }
     }
-    // heapmpi's requests not finished yet, in array order (the rest of
-    // the `left` unfinished ones are the real MPI's).
-    let mut ours: std::collections::VecDeque<usize> = (0..n)
-        .filter(|&i| errs[i].is_none() && dec_req(reqs[i]).is_some())
-        .collect();
+    // An unfinished heapmpi request keeps its handle until it is finished.
+    let ours_pending = |errs: &[Option<c_int>], reqs: &[ffi::MPI_Request], i: usize| {
+        errs[i].is_none() && dec_req(reqs[i]).is_some()
+    };
+    // heapmpi's requests not finished yet (the rest of the `left`
+    // unfinished ones are the real MPI's), and an index before which none
+    // of them is.
+    let mut ours = (0..n).filter(|&i| ours_pending(errs, reqs, i)).count();
+    let mut first = 0;
     let mut spins = 0u32;
     let mut w = Waiter::new();
     while left > 0 {
-        if !ours.is_empty() {
+        if ours > 0 {
             let mut e = engine::lock();
             e.progress();
             // Requests mostly complete in the order they were posted: a
@@ -343,26 +356,30 @@ unsafe fn complete_all(
             // checks them all (a send checked while pending may be staged,
             // see `Engine::check`).
             let all = spins % 64 == 0;
-            let mut k = 0;
-            while k < ours.len() {
-                let i = ours[k];
+            for i in first..n {
+                if !ours_pending(errs, reqs, i) {
+                    continue;
+                }
                 let slot = dec_req(reqs[i]).expect("a heapmpi request");
                 match finish_ours(&mut e, reqs, i, slot, nth_status(statuses, i), call) {
                     Some((err, comm)) => {
                         errs[i] = Some(err);
                         left -= 1;
+                        ours -= 1;
                         if err != 0 && err_comm.is_none() {
                             err_comm = Some(comm);
                         }
-                        ours.remove(k);
                     }
-                    None if all => k += 1,
+                    None if all => {}
                     None => break,
                 }
             }
+            while first < n && !ours_pending(errs, reqs, first) {
+                first += 1;
+            }
         }
         for i in 0..n {
-            if ours.len() == left {
+            if ours == left {
                 break;
             }
             if errs[i].is_some() || dec_req(reqs[i]).is_some() {

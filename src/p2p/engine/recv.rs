@@ -140,11 +140,10 @@ impl Engine {
     /// make room, so a receiver busy elsewhere does not hold its senders
     /// back for the first few windows; copying every record out would let
     /// the unexpected queue, and the memory under it, grow without end.
-    /// Order is kept:
-    /// a message of the global queue takes its sender's earlier records
-    /// first (`drain_global`), so whatever stays in a box is later than
-    /// everything of its sender in the unexpected queue, and a receive
-    /// posted later looks there first (`post_recv`).
+    /// Order is kept: a message of the global queue takes its sender's
+    /// earlier records first (`drain_global`), so whatever stays in a box is
+    /// later than everything of its sender in the unexpected queue, and a
+    /// receive posted later looks there first (`post_recv`).
     pub(super) fn drain_rings(&mut self, force: bool) -> bool {
         let mut ahead = false;
         for k in 0..self.rx.len() {
