@@ -320,6 +320,8 @@ impl Engine {
         // SAFETY: our header, still out (the receiver has not returned it:
         // the request would be done).
         let h = unsafe { &*m };
+        // Relaxed: only this process writes its header's flags, and F_ACK
+        // is set before the header is published and never cleared.
         if h.flags.load(Ordering::Relaxed) & F_ACK != 0 {
             // The payload is inline: the send completes now and the header
             // is recycled whenever it comes back. `sreq` is only read by
