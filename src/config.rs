@@ -13,6 +13,8 @@
 //! | `HEAPMPI_QUEUE` | global queue: `lockfree` or `lock` | lockfree |
 //! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 16K |
 //! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
+//! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
+//! | `HEAPMPI_COLL_INLINE` | largest collective payload carried inline in a member's cell (larger ones are read in place) | 4K |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -46,6 +48,8 @@ pub const DEFAULT_EAGER_MAX: usize = 64 << 10;
 pub const DEFAULT_FASTBOX_SIZE: usize = 16 << 10;
 /// Default of `HEAPMPI_FASTBOX_MAX`.
 pub const DEFAULT_FASTBOX_MAX: usize = 2 << 10;
+/// Default of `HEAPMPI_COLL_INLINE`.
+pub const DEFAULT_COLL_INLINE: usize = 4 << 10;
 
 /// The settings heapmpi runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +77,10 @@ pub struct Config {
     pub fastbox_size: usize,
     /// Largest fast-box message (`HEAPMPI_FASTBOX_MAX`).
     pub fastbox_max: usize,
+    /// Collectives through heapmpi (`HEAPMPI_COLL`).
+    pub coll: bool,
+    /// Inline bytes per collective cell (`HEAPMPI_COLL_INLINE`).
+    pub coll_inline: usize,
     /// Test only: group world ranks into pretend nodes of this size.
     pub test_node_size: Option<usize>,
     /// Test only: how many proposed addresses one rank pretends to have in use.
@@ -95,6 +103,8 @@ impl Default for Config {
             queue_lockfree: true,
             fastbox_size: DEFAULT_FASTBOX_SIZE,
             fastbox_max: DEFAULT_FASTBOX_MAX,
+            coll: true,
+            coll_inline: DEFAULT_COLL_INLINE,
             test_node_size: None,
             test_addr_conflicts: 0,
             problems: Vec::new(),
@@ -157,6 +167,9 @@ impl Config {
         if let Some(v) = get("HEAPMPI_P2P") {
             c.p2p = v.trim().is_empty() || flag(Some(&v));
         }
+        if let Some(v) = get("HEAPMPI_COLL") {
+            c.coll = v.trim().is_empty() || flag(Some(&v));
+        }
         let mut size_var = |name: &str, slot: &mut usize, lo: usize, hi: usize| {
             if let Some(v) = get(name) {
                 match parse_size(&v) {
@@ -174,6 +187,9 @@ impl Config {
         size_var("HEAPMPI_BLOCK_SIZE", &mut blk, 4096, 1 << 30);
         size_var("HEAPMPI_EAGER_MAX", &mut eager, 0, usize::MAX);
         (c.immediate_max, c.synergy_min, c.block_size, c.eager_max) = (imm, syn, blk, eager);
+        let mut coll_inline = c.coll_inline;
+        size_var("HEAPMPI_COLL_INLINE", &mut coll_inline, 0, 1 << 20);
+        c.coll_inline = coll_inline;
         let (mut fb_size, mut fb_max) = (c.fastbox_size, c.fastbox_max);
         size_var("HEAPMPI_FASTBOX_SIZE", &mut fb_size, 0, 1 << 30);
         size_var("HEAPMPI_FASTBOX_MAX", &mut fb_max, 0, MAX_IMMEDIATE);

@@ -13,8 +13,10 @@
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
+pub mod coll;
 pub mod comm;
 pub mod config;
+pub mod dt;
 pub mod ffi;
 pub mod fortran;
 pub mod heap;

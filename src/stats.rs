@@ -86,6 +86,33 @@ pub static P2P_REAL_UNKNOWN: Counter = Counter::new();
 /// Wildcard receives served by the real MPI (a message from another node).
 pub static P2P_WILDCARD_REAL: Counter = Counter::new();
 
+/// Collectives heapmpi ran over the shared heap.
+pub static COLL_FAST: Counter = Counter::new();
+/// Collectives handed to the real MPI (communicator unknown, spanning
+/// nodes, or arguments left to the real MPI).
+pub static COLL_REAL: Counter = Counter::new();
+/// Buffers copied to a shared staging buffer (outside the heap, or not
+/// dense).
+pub static COLL_STAGED: Counter = Counter::new();
+/// Staging buffers the heap could not provide.
+pub static COLL_STAGE_FAILED: Counter = Counter::new();
+/// Collectives every member handed to the real MPI half-way, because one
+/// could not stage its data.
+pub static COLL_GAVE_UP: Counter = Counter::new();
+
+/// Writes the collectives part of the report.
+pub fn write_coll(w: &mut impl core::fmt::Write) -> core::fmt::Result {
+    write!(
+        w,
+        " coll: heap={} real={} staged={} stage_failed={} gave_up={}",
+        COLL_FAST.get(),
+        COLL_REAL.get(),
+        COLL_STAGED.get(),
+        COLL_STAGE_FAILED.get(),
+        COLL_GAVE_UP.get(),
+    )
+}
+
 /// Writes the point-to-point part of the report.
 pub fn write_p2p(
     w: &mut impl core::fmt::Write,

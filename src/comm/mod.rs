@@ -36,6 +36,10 @@ pub struct CommInfo {
     pub local: Box<[u32]>,
     /// How many ranks are on other nodes.
     pub n_remote: u32,
+    /// Node-level state, made by the first collective call that needs it
+    /// (see [`node::Node::create`]); `None` inside when the communicator
+    /// gets none.
+    pub node: std::sync::OnceLock<Option<node::Node>>,
 }
 
 impl CommInfo {
@@ -104,7 +108,7 @@ pub fn on_free(hook: fn(usize)) {
 }
 
 /// Creates the keyval; called once at init.
-pub fn init_keyval() -> bool {
+fn init_keyval() -> bool {
     let mut k: c_int = 0;
     // SAFETY: valid callbacks and out-pointer.
     let rc = unsafe {
@@ -119,6 +123,49 @@ pub fn init_keyval() -> bool {
         KEYVAL.store(k, Ordering::Relaxed);
     }
     rc == 0
+}
+
+/// Whether this rank keeps communicator infos (its node's ranks agreed in
+/// [`start`]). Written once at init, before any communication: Relaxed.
+static ACTIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this rank keeps communicator infos.
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// Sets the layer up once the shared heap is active on this node (called
+/// on every rank of the node, from `MPI_Init`): the keyval, the datatype
+/// layer, and the infos of `MPI_COMM_WORLD` and `MPI_COMM_SELF`. The
+/// node's ranks keep infos together or not at all (point-to-point and the
+/// collectives route by them, and a rank without them would leave its
+/// peers waiting). Returns whether the layer is on.
+pub fn start(node: ffi::MPI_Comm) -> bool {
+    let mine: c_int = init_keyval() as c_int;
+    let mut all: c_int = 0;
+    // SAFETY: one int each way over the node communicator; every local
+    // rank gets here (the decision to start is the node's).
+    let rc = unsafe {
+        ffi::PMPI_Allreduce(
+            (&mine as *const c_int).cast(),
+            (&mut all as *mut c_int).cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            ffi::RSMPI_MIN,
+            node,
+        )
+    };
+    if rc != 0 || all == 0 {
+        return false;
+    }
+    crate::dt::init();
+    // SAFETY: reading MPI constants.
+    unsafe {
+        register_fixed(ffi::RSMPI_COMM_WORLD, node, WORLD_ID);
+        register_fixed(ffi::RSMPI_COMM_SELF, node, SELF_ID);
+    }
+    ACTIVE.store(true, Ordering::Relaxed);
+    true
 }
 
 /// The cached info of `comm`, if heapmpi knows it.
@@ -183,6 +230,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             size,
             local,
             n_remote,
+            node: std::sync::OnceLock::new(),
         })
     }
 }
@@ -200,7 +248,7 @@ fn attach(comm: ffi::MPI_Comm, info: CommInfo) {
 }
 
 /// Registers a predefined communicator with a fixed id (init only).
-pub fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
+fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
     if let Some(info) = build(comm, node, id) {
         attach(comm, info);
     }
@@ -210,7 +258,7 @@ pub fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
 /// over `comm`: the members agree on a random 63-bit id (the largest
 /// proposal), so two communicators sharing two processes get the same id
 /// only with probability 2^-63.
-/// Without `node` (this rank's engine is off), the rank only takes part in
+/// Without `node` (this rank keeps no infos), the rank only takes part in
 /// the agreement.
 pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     let mut inter: c_int = 0;
@@ -241,4 +289,5 @@ pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
 }
 
 pub mod cache;
+pub mod node;
 pub use cache::Cache;

@@ -41,6 +41,7 @@ macro_rules! c_exports {
     };
 }
 
+pub mod coll;
 pub mod fortran;
 pub mod malloc;
 pub mod mpi;

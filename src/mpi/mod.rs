@@ -53,8 +53,8 @@ pub struct InitOutcome {
 
 static OUTCOME: OnceLock<InitOutcome> = OnceLock::new();
 
-/// Some rank of the job runs the point-to-point engine: every rank takes
-/// part in registering new communicators (see `after_init`).
+/// Some rank of the job keeps communicator infos: every rank takes part in
+/// registering new communicators (see `after_init`).
 static REGISTER: AtomicBool = AtomicBool::new(false);
 
 /// Whether new communicators are registered (on every rank alike).
@@ -155,6 +155,7 @@ pub fn after_init() {
         tns,
         !cfg.p2p as i32,
         !cfg.queue_lockfree as i32,
+        !cfg.coll as i32,
     ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
@@ -203,6 +204,7 @@ pub fn after_init() {
         }
         out.local_rank = lr;
         out.nlocal = ln;
+        crate::sys::set_local_ranks(ln as usize);
         out.node_comm = Some(Comm(node));
         out.heap = if ln <= 1 {
             Err(region::Inactive::SingleRank)
@@ -228,7 +230,8 @@ pub fn after_init() {
                 file_base: r.base,
             },
         );
-        if let Some(Comm(node)) = out.node_comm {
+        if let Some(Comm(node)) = out.node_comm.filter(|c| crate::comm::start(c.0)) {
+            crate::coll::start(sw[4] == 0, cfg.coll_inline);
             crate::p2p::start(
                 r,
                 node,
@@ -248,13 +251,13 @@ pub fn after_init() {
     };
     // The same all-reduce decides whether communicators are registered
     // (`comm`): registration is collective over each new
-    // communicator, so every rank must take part as soon as any rank runs
-    // the engine, whatever its own node did (a lone rank on its node, a
-    // node whose heap could not be set up).
-    let engine_here = crate::p2p::engine::enabled();
+    // communicator, so every rank must take part as soon as any rank keeps
+    // communicator infos, whatever its own node did (a lone rank on its
+    // node, a node whose heap could not be set up).
+    let infos_here = crate::comm::active();
     let mut first = [
         if notable { world_rank } else { i32::MAX },
-        -(engine_here as i32),
+        -(infos_here as i32),
     ];
     // SAFETY: reading an MPI constant.
     let agreed = world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN });
@@ -327,6 +330,7 @@ pub fn report(left: crate::p2p::Leftovers) {
     } else {
         let _ = line.write_str(" p2p: off");
     }
+    let _ = stats::write_coll(&mut line);
     let _ = line.write_str("\n");
     line.emit();
 }

@@ -4,12 +4,10 @@
 //! - [`engine`]: requests, matching, the immediate / single-copy /
 //!   synergistic protocols, progress;
 //! - [`api`]: MPI semantics and routing (what goes to the real MPI);
-//! - [`dt`]: datatype layout and packing;
 //! - [`handle`]: heapmpi's own request and message handles;
 //! - [`status`]: filling statuses as the real MPI's setters do.
 
 pub mod api;
-pub mod dt;
 pub mod engine;
 pub mod handle;
 pub mod progress;
@@ -63,26 +61,9 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
         // SAFETY: our duplicate, no longer used.
         unsafe { ffi::PMPI_Comm_free(&mut learn_comm) };
     }
-    // The node's ranks run the engine together or not at all (a rank that
-    // does not read its queues would leave its peers waiting).
-    let mine: c_int = comm::init_keyval() as c_int;
-    let mut all: c_int = 0;
-    // SAFETY: one int each way over the node communicator; every local
-    // rank gets here (see above).
-    let rc = unsafe {
-        ffi::PMPI_Allreduce(
-            (&mine as *const c_int).cast(),
-            (&mut all as *mut c_int).cast(),
-            1,
-            ffi::RSMPI_INT32_T,
-            ffi::RSMPI_MIN,
-            node,
-        )
-    };
-    if rc != 0 || all == 0 {
+    if !comm::active() {
         return;
     }
-    dt::init();
     status::learn();
     // The engine caches communicator infos: drop one when it is deleted.
     comm::on_free(engine::forget_comm);
@@ -99,8 +80,6 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
         if flag != 0 && !ub.is_null() {
             api::set_tag_ub(*ub);
         }
-        comm::register_fixed(ffi::RSMPI_COMM_WORLD, node, comm::WORLD_ID);
-        comm::register_fixed(ffi::RSMPI_COMM_SELF, node, comm::SELF_ID);
     }
     let tune = engine::Tuning {
         immediate_max: cfg.immediate_max,

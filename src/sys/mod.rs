@@ -8,6 +8,27 @@ pub mod shm;
 pub mod vm;
 pub mod wake;
 
+/// Node-local ranks of the job (1 until `MPI_Init` finds them). Written
+/// once at init, before any communication: Relaxed is enough.
+static LOCAL_RANKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+/// Records how many ranks share this node (from `MPI_Init`).
+pub fn set_local_ranks(n: usize) {
+    LOCAL_RANKS.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this node's ranks outnumber its online CPUs (then waits yield
+/// almost at once). Online CPUs, not this process's affinity: a rank bound
+/// to one core (`--bind-to core`) is not oversubscribed.
+#[inline]
+pub fn oversubscribed() -> bool {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    let cpus =
+        *CPUS.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize);
+    LOCAL_RANKS.load(std::sync::atomic::Ordering::Relaxed) > cpus
+}
+
 /// The system page size (fixed for the life of the process).
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

@@ -24,7 +24,7 @@ pub unsafe fn comm_created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
     }
     let node = crate::mpi::outcome()
         .and_then(|o| o.node_comm)
-        .filter(|_| engine::enabled());
+        .filter(|_| crate::comm::active());
     crate::comm::register_new(c, node.map(|n| n.0));
     rc
 }

@@ -35,11 +35,11 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use mpi_sys as ffi;
 
-use super::dt;
 use super::engine::{self, backoff, Engine, Mode, Persist, RecvSpec, SendSpec, Sent, St, State};
 use super::handle::{self, RawHandle};
 use super::status_rules::{self, Call};
 use crate::comm::CommInfo;
+use crate::dt;
 use crate::stats;
 
 /// Handle kinds (see `handle`).

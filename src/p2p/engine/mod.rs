@@ -56,8 +56,8 @@ pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
 pub use req::{zombies_ready, Req, St, State, SENT_SLOT};
 
-use super::dt::{self, Dt};
 use super::queue::*;
+use crate::dt::{self, Dt};
 use crate::heap;
 use crate::stats;
 
@@ -517,20 +517,7 @@ impl Engine {
     }
 }
 
-/// Whether ranks outnumber cores (then waits yield at once).
-pub fn oversubscribed() -> bool {
-    static OVER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OVER.get_or_init(|| {
-        // Online CPUs, not this process's affinity: a rank bound to one
-        // core (`--bind-to core`) is not oversubscribed.
-        // SAFETY: sysconf has no preconditions.
-        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        let nlocal = crate::mpi::outcome()
-            .map(|o| o.nlocal as usize)
-            .unwrap_or(1);
-        nlocal > cpus
-    })
-}
+pub use crate::sys::oversubscribed;
 
 /// Waiting policy: spin for some microseconds (a round is a few ns when
 /// the mailbox is quiet), then yield; yield almost at once when ranks

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use mpi_sys as ffi;
 
-use super::handle::RawHandle;
+use crate::raw::RawHandle;
 
 /// What a send or receive needs to know about its datatype.
 #[derive(Clone, Copy, Debug)]
@@ -307,4 +307,48 @@ pub unsafe fn unpack_prefix(
             });
         }
     }
+}
+
+/// The layout of `count` elements of a datatype in memory: the span of
+/// bytes they touch, relative to the buffer address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// Offset of the first byte touched (the true lower bound).
+    pub lo: isize,
+    /// Bytes from `lo` to one past the last byte touched.
+    pub len: usize,
+    /// Extent of one element.
+    pub extent: usize,
+}
+
+/// The span of `count` elements of `dt` (a valid datatype).
+pub fn span(dt: ffi::MPI_Datatype, count: usize) -> Span {
+    let (mut lb, mut ext, mut tlb, mut text): (
+        ffi::MPI_Aint,
+        ffi::MPI_Aint,
+        ffi::MPI_Aint,
+        ffi::MPI_Aint,
+    ) = (0, 0, 0, 0);
+    // SAFETY: a valid datatype and out-pointers.
+    unsafe {
+        ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+        ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
+    }
+    let len = if count == 0 {
+        0
+    } else {
+        (count - 1) * ext.max(0) as usize + text.max(0) as usize
+    };
+    Span {
+        // The cast is needed where MPI_Aint is `long` (MPICH).
+        #[allow(clippy::unnecessary_cast)]
+        lo: tlb as isize,
+        len,
+        extent: ext.max(0) as usize,
+    }
+}
+
+/// The extent of one element of `dt` (a valid datatype).
+pub fn extent(dt: ffi::MPI_Datatype) -> usize {
+    span(dt, 1).extent
 }

@@ -1,0 +1,198 @@
+//! `MPI_Bcast` and `MPI_Scatter`: one root offers data, every member
+//! reads its part.
+//!
+//! Small payloads (up to a cell's inline size) are copied by the root into
+//! its cell, next to the flag, and the root returns at once: a reader
+//! copies out whenever it arrives (the copy-in/copy-out of Open MPI's
+//! `coll/sm` and MPICH's `release_gather`, with the flag and the first
+//! bytes on one line). Larger ones are read by every member straight from
+//! the root's buffer (the single-copy broadcast of XPMEM-based designs such
+//! as Open MPI's `coll/xhc`, here without a kernel module since the heap is
+//! mapped at one address); the root waits until all are done. A root
+//! buffer outside the heap is staged once.
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use mpi_sys as ffi;
+
+use super::{gave_up, in_place, node, offer, ran, rank_ok, Buf, FAIL};
+
+/// `MPI_Bcast`.
+///
+/// # Safety
+/// As `MPI_Bcast`.
+pub unsafe fn bcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe { ffi::PMPI_Bcast(buf, count, dt, root, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let (Some(b), Some(root)) = (Buf::new(buf, count, dt), rank_ok(root, node.n)) else {
+        return real();
+    };
+    let bytes = b.bytes();
+    let me = node.me;
+    let s = node.begin(1);
+    if me == root {
+        let mut stage = None;
+        let addr = if bytes <= node.inline_max {
+            node.gate(s);
+            // SAFETY: the cell holds `inline_max` bytes; the buffer is the
+            // caller's.
+            unsafe { b.pack_to(node.data(me, s)) };
+            0
+        } else {
+            // SAFETY: the caller's buffer.
+            let a = unsafe { offer(&b, &mut stage) };
+            node.gate(s);
+            a
+        };
+        node.publish(s, addr, bytes as u64, 0);
+        if addr != 0 && addr != FAIL {
+            node.wait_done(s);
+        }
+        node.finish(s);
+        drop(stage);
+        if addr == FAIL {
+            gave_up();
+            return real();
+        }
+    } else {
+        let c = node.wait_cell(root, s);
+        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+        let (addr, len) = (
+            c.addr.load(Ordering::Relaxed),
+            c.len.load(Ordering::Relaxed),
+        );
+        if addr == FAIL {
+            node.finish(s);
+            gave_up();
+            return real();
+        }
+        let src = if addr == 0 {
+            node.data(root, s) as *const u8
+        } else {
+            addr as *const u8
+        };
+        // SAFETY: the root keeps `len` bytes there until we are done.
+        unsafe { b.unpack_from(src, len as usize) };
+        node.finish(s);
+    }
+    ran();
+    0
+}
+
+/// `MPI_Scatter`.
+///
+/// # Safety
+/// As `MPI_Scatter`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatter(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(root) = rank_ok(root, node.n) else {
+        return real();
+    };
+    let me = node.me;
+    let inplace = core::ptr::eq(rbuf, in_place());
+    // The root's send side, and every member's receive side (none at a
+    // root that receives in place).
+    let send = if me == root {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    } else {
+        None
+    };
+    let recv = if me == root && inplace {
+        None
+    } else {
+        match Buf::new(rbuf, rcount, rdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    };
+    if me != root && inplace {
+        return real();
+    }
+    // Every member knows one piece's packed size: the root from its send
+    // side, the others from their receive side (MPI makes them equal).
+    let piece = send.or(recv).map_or(0, |b| b.bytes());
+    let total = piece * node.n;
+    let s = node.begin(1);
+    if me == root {
+        let send = send.expect("the root has a send side");
+        let all = send.times(node.n);
+        let mut stage = None;
+        let inline = total <= node.inline_max;
+        let addr = if inline {
+            node.gate(s);
+            // SAFETY: the cell holds `inline_max` bytes.
+            unsafe { all.pack_to(node.data(me, s)) };
+            0
+        } else {
+            // SAFETY: the caller's buffer.
+            let a = unsafe { offer(&all, &mut stage) };
+            node.gate(s);
+            a
+        };
+        node.publish(s, addr, piece as u64, 0);
+        if let Some(r) = recv {
+            // SAFETY: the caller's buffers.
+            unsafe { send.piece(me).copy_to(&r) };
+        }
+        if !inline && addr != FAIL {
+            node.wait_done(s);
+        }
+        node.finish(s);
+        drop(stage);
+        if addr == FAIL {
+            gave_up();
+            return real();
+        }
+    } else {
+        let recv = recv.expect("a non-root receives");
+        let c = node.wait_cell(root, s);
+        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+        let (addr, len) = (
+            c.addr.load(Ordering::Relaxed),
+            c.len.load(Ordering::Relaxed),
+        );
+        if addr == FAIL {
+            node.finish(s);
+            gave_up();
+            return real();
+        }
+        let base = if addr == 0 {
+            node.data(root, s) as *const u8
+        } else {
+            addr as *const u8
+        };
+        // SAFETY: the root keeps n pieces of `len` bytes there until we are
+        // done.
+        unsafe { recv.unpack_from(base.add(me * len as usize), len as usize) };
+        node.finish(s);
+    }
+    ran();
+    0
+}

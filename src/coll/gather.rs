@@ -1,0 +1,359 @@
+//! `MPI_Gather`, `MPI_Allgather` and `MPI_Alltoall`: every member
+//! contributes pieces that others collect.
+//!
+//! Every member offers its data at once, in its cell when small or in
+//! place (its own buffer, or a staging copy) when large, and every reader
+//! copies what it needs straight from there: one copy per byte moved, as
+//! in the single-copy collectives of XPMEM and CMA designs (Open MPI's
+//! `coll/xhc`; Chakraborty et al., "Contention-aware kernel-assisted MPI
+//! collectives for multi-/many-core systems", CLUSTER 2017), without the
+//! kernel's help since the heap is mapped at one address. A large gather
+//! runs the other way round: the root offers its receive buffer and every
+//! member writes its piece into it, so that no member has to stage a
+//! buffer the root would read.
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use mpi_sys as ffi;
+
+use super::{gave_up, in_place, node, offer, ran, rank_ok, Buf, Stage, FAIL};
+use crate::comm::node::Node;
+
+/// Where member `m` offered its data in step `s`, and the length it gave.
+fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
+    let c = node.cell(m, s);
+    // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
+    let (addr, len) = (
+        c.addr.load(Ordering::Relaxed),
+        c.len.load(Ordering::Relaxed),
+    );
+    let p = if addr == 0 {
+        node.data(m, s) as *const u8
+    } else {
+        addr as *const u8
+    };
+    (p, len as usize)
+}
+
+/// Whether some member offered [`FAIL`] in step `s` (after `wait_all`).
+fn any_failed(node: &Node, s: u64) -> bool {
+    // Relaxed: ordered by the Acquire of the step in `wait_all`.
+    (0..node.n).any(|m| node.cell(m, s).addr.load(Ordering::Relaxed) == FAIL)
+}
+
+/// `MPI_Allgather`.
+///
+/// # Safety
+/// As `MPI_Allgather`.
+pub unsafe fn allgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(recv) = Buf::new(rbuf, rcount, rdt) else {
+        return real();
+    };
+    let me = node.me;
+    let inplace = sbuf == in_place();
+    let send = if inplace {
+        recv.piece(me)
+    } else {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => b,
+            None => return real(),
+        }
+    };
+    let pb = send.bytes();
+    let s = node.begin(1);
+    let mut stage = None;
+    let addr = if pb <= node.inline_max {
+        node.gate(s);
+        // SAFETY: the cell holds `inline_max` bytes.
+        unsafe { send.pack_to(node.data(me, s)) };
+        0
+    } else {
+        // SAFETY: the caller's buffer.
+        let a = unsafe { offer(&send, &mut stage) };
+        node.gate(s);
+        a
+    };
+    node.publish(s, addr, pb as u64, 0);
+    if !inplace {
+        // SAFETY: the caller's buffers.
+        unsafe { send.copy_to(&recv.piece(me)) };
+    }
+    node.wait_all(s);
+    if any_failed(node, s) {
+        node.finish(s);
+        drop(stage);
+        gave_up();
+        return real();
+    }
+    for m in (0..node.n).filter(|&m| m != me) {
+        let (p, len) = offered(node, m, s);
+        // SAFETY: member `m` keeps its piece there until we are done.
+        unsafe { recv.piece(m).unpack_from(p, len) };
+    }
+    node.finish(s);
+    if addr != 0 {
+        node.wait_done(s);
+    }
+    drop(stage);
+    ran();
+    0
+}
+
+/// `MPI_Gather`.
+///
+/// # Safety
+/// As `MPI_Gather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(root) = rank_ok(root, node.n) else {
+        return real();
+    };
+    let me = node.me;
+    let inplace = sbuf == in_place();
+    if inplace && me != root {
+        return real();
+    }
+    let recv = if me == root {
+        match Buf::new(rbuf, rcount, rdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    } else {
+        None
+    };
+    let send = if inplace {
+        None
+    } else {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    };
+    // One piece's packed size, known to every member (MPI makes the root's
+    // receive piece and every send side agree).
+    let pb = recv.or(send).map_or(0, |b| b.bytes());
+    let s = node.begin(1);
+    if pb <= node.inline_max {
+        if let Some(recv) = recv {
+            if let Some(send) = send {
+                // SAFETY: the caller's buffers.
+                unsafe { send.copy_to(&recv.piece(me)) };
+            }
+            for m in (0..node.n).filter(|&m| m != me) {
+                node.wait_cell(m, s);
+                let (p, len) = offered(node, m, s);
+                // SAFETY: member `m`'s cell holds its piece until we are
+                // done.
+                unsafe { recv.piece(m).unpack_from(p, len) };
+            }
+        } else if let Some(send) = send {
+            node.gate(s);
+            // SAFETY: the cell holds `inline_max` bytes.
+            unsafe { send.pack_to(node.data(me, s)) };
+            node.publish(s, 0, pb as u64, 0);
+        }
+        node.finish(s);
+        ran();
+        return 0;
+    }
+    if let Some(recv) = recv {
+        // The root offers its receive buffer (or a stage) for the others
+        // to write into.
+        let all = recv.times(node.n);
+        let mut stage = None;
+        let target = if all.shared().is_some() {
+            recv.ptr as u64
+        } else {
+            match Stage::new(all.bytes()) {
+                Some(st) => {
+                    let p = st.0 as u64;
+                    stage = Some(st);
+                    p
+                }
+                None => FAIL,
+            }
+        };
+        node.gate(s);
+        node.publish(s, target, pb as u64, 0);
+        if let Some(send) = send {
+            // SAFETY: the caller's buffers.
+            unsafe { send.copy_to(&recv.piece(me)) };
+        }
+        if target != FAIL {
+            node.wait_done(s);
+        }
+        node.finish(s);
+        if let Some(st) = &stage {
+            for m in (0..node.n).filter(|&m| m != me) {
+                // SAFETY: every member wrote its piece into the stage.
+                unsafe { recv.piece(m).unpack_from(st.0.add(m * pb), pb) };
+            }
+        }
+        drop(stage);
+        if target == FAIL {
+            gave_up();
+            return real();
+        }
+    } else if let Some(send) = send {
+        let c = node.wait_cell(root, s);
+        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+        let (addr, len) = (
+            c.addr.load(Ordering::Relaxed),
+            c.len.load(Ordering::Relaxed),
+        );
+        if addr == FAIL {
+            node.finish(s);
+            gave_up();
+            return real();
+        }
+        // SAFETY: the root offers n pieces of `len` bytes at `addr` until
+        // every member is done.
+        unsafe {
+            pack_limited(
+                &send,
+                (addr as *mut u8).add(me * len as usize),
+                len as usize,
+            )
+        };
+        node.finish(s);
+    }
+    ran();
+    0
+}
+
+/// Writes at most `room` packed bytes of `b` to `dst` (an erroneous
+/// program's larger piece is cut rather than overrun its neighbour).
+///
+/// # Safety
+/// `b` holds its elements; `dst` has room for `room` bytes.
+unsafe fn pack_limited(b: &Buf, dst: *mut u8, room: usize) {
+    if b.bytes() <= room {
+        // SAFETY: per the contract.
+        unsafe { b.pack_to(dst) };
+    } else {
+        let mut tmp = vec![0u8; b.bytes()];
+        // SAFETY: per the contract; `tmp` has room.
+        unsafe {
+            b.pack_to(tmp.as_mut_ptr());
+            core::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, room);
+        }
+    }
+}
+
+/// `MPI_Alltoall`.
+///
+/// # Safety
+/// As `MPI_Alltoall`.
+pub unsafe fn alltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe { ffi::PMPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(recv) = Buf::new(rbuf, rcount, rdt) else {
+        return real();
+    };
+    let (me, n) = (node.me, node.n);
+    let inplace = sbuf == in_place();
+    let send = if inplace {
+        recv
+    } else {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => b,
+            None => return real(),
+        }
+    };
+    let pb = send.bytes();
+    let all = send.times(n);
+    let s = node.begin(1);
+    let mut stage = None;
+    let addr = if pb * n <= node.inline_max {
+        node.gate(s);
+        // SAFETY: the cell holds `inline_max` bytes.
+        unsafe { all.pack_to(node.data(me, s)) };
+        0
+    } else if inplace {
+        // Our receive buffer is our send buffer: offer a copy, since we
+        // overwrite it while the others read.
+        match Stage::new(all.bytes()) {
+            Some(st) => {
+                // SAFETY: the caller's buffer; the stage has room.
+                unsafe { all.pack_to(st.0) };
+                let p = st.0 as u64;
+                stage = Some(st);
+                node.gate(s);
+                p
+            }
+            None => {
+                node.gate(s);
+                FAIL
+            }
+        }
+    } else {
+        // SAFETY: the caller's buffer.
+        let a = unsafe { offer(&all, &mut stage) };
+        node.gate(s);
+        a
+    };
+    node.publish(s, addr, pb as u64, 0);
+    if !inplace {
+        // SAFETY: the caller's buffers.
+        unsafe { send.piece(me).copy_to(&recv.piece(me)) };
+    }
+    node.wait_all(s);
+    if any_failed(node, s) {
+        node.finish(s);
+        drop(stage);
+        gave_up();
+        return real();
+    }
+    for m in (0..n).filter(|&m| m != me) {
+        let (p, len) = offered(node, m, s);
+        // SAFETY: member `m` offers n pieces of `len` bytes until we are
+        // done.
+        unsafe { recv.piece(m).unpack_from(p.add(me * len), len) };
+    }
+    node.finish(s);
+    if addr != 0 {
+        node.wait_done(s);
+    }
+    drop(stage);
+    ran();
+    0
+}

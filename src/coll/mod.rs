@@ -1,0 +1,346 @@
+//! Collectives between the ranks of a node, through the shared heap.
+//!
+//! On a communicator whose members all share this node (and that heapmpi
+//! knows: see [`crate::comm`]), the blocking collectives run over the
+//! communicator's control block ([`crate::comm::node`]): no locks, no
+//! point-to-point queues, no messages. Small payloads travel inline in the
+//! members' cells, next to their flags; large ones are read (or written)
+//! once, straight from the other members' buffers, since the heap is mapped
+//! at one address everywhere; a buffer outside the heap (stack, globals) is
+//! first copied to a shared staging buffer. Every other call (unknown or
+//! multi-node communicators, arguments heapmpi leaves to the real MPI to
+//! judge) goes to the real MPI unchanged, and is counted.
+//!
+//! Every member takes the same path for every call: the choice depends only
+//! on the communicator and on arguments MPI requires to agree across
+//! members (sizes, root, operation). When a member cannot go on (no shared
+//! memory for staging), it says so in the step every member reads, and all
+//! of them make the real call instead.
+//!
+//! - [`barrier`]: the flag barrier;
+//! - [`bcast`]: broadcast and scatter (one root, every member reads);
+//! - [`reduce`]: reduce and allreduce (inline folds, split reductions);
+//! - [`gather`]: gather, allgather, alltoall;
+//! - [`op`]: reduction operators.
+
+mod barrier;
+mod bcast;
+mod gather;
+pub mod op;
+mod reduce;
+
+use core::ffi::{c_int, c_void};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use mpi_sys as ffi;
+
+use crate::comm::{self, node::Node, CommInfo};
+use crate::dt::{self, Dt};
+use crate::heap;
+use crate::raw::RawHandle;
+use crate::stats;
+
+pub use barrier::barrier;
+pub use bcast::{bcast, scatter};
+pub use gather::{allgather, alltoall, gather};
+pub use reduce::{allreduce, reduce};
+
+/// Whether heapmpi runs collectives (agreed by all ranks at init). Written
+/// once at init, before any communication: Relaxed.
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Inline data bytes per cell (`HEAPMPI_COLL_INLINE`), fixed at start.
+static INLINE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Bumped whenever a communicator info is deleted, so that per-thread
+/// caches of infos drop their entries. Relaxed: a thread that uses a
+/// communicator created after a free learned of it through MPI, which
+/// orders the bump before its use.
+static GEN: AtomicU64 = AtomicU64::new(0);
+
+fn forget(_bits: usize) {
+    GEN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Turns heapmpi's collectives on (every rank with communicator infos calls
+/// this at init, with the job's agreed switch).
+pub fn start(on: bool, inline: usize) {
+    INLINE.store(inline, Ordering::Relaxed);
+    comm::on_free(forget);
+    ON.store(on && comm::active(), Ordering::Relaxed);
+}
+
+/// Entries of the per-thread info cache.
+const CACHED: usize = 4;
+
+thread_local! {
+    /// (generation, [(communicator bits, info)]), most recent first.
+    static CACHE: RefCell<(u64, [(usize, usize); CACHED])> =
+        const { RefCell::new((0, [(0, 0); CACHED])) };
+}
+
+/// The info of `comm`, through the per-thread cache.
+fn info(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
+    let bits = comm.0.to_bits();
+    let gen = GEN.load(Ordering::Relaxed);
+    let hit = CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.0 != gen {
+            *c = (gen, [(0, 0); CACHED]);
+        }
+        c.1.iter().find(|e| e.0 == bits && e.1 != 0).map(|e| e.1)
+    });
+    if let Some(p) = hit {
+        // SAFETY: an info cached since the last deletion of any info, so
+        // still live (see `comm::lookup`).
+        return Some(unsafe { &*(p as *const CommInfo) });
+    }
+    let info = comm::lookup(comm)?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        c.1.rotate_right(1);
+        c.1[0] = (bits, info as *const CommInfo as usize);
+    });
+    Some(info)
+}
+
+/// The node state for a collective on `comm`, or `None` when the call goes
+/// to the real MPI (counted). Collective over `comm` the first time.
+fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
+    if !ON.load(Ordering::Relaxed) || comm == comm_null() {
+        stats::COLL_REAL.add(1);
+        return None;
+    }
+    let Some(info) = info(comm) else {
+        stats::COLL_REAL.add(1);
+        return None;
+    };
+    let n = info
+        .node
+        .get_or_init(|| Node::create(info, comm, INLINE.load(Ordering::Relaxed)))
+        .as_ref();
+    if n.is_none() {
+        stats::COLL_REAL.add(1);
+    }
+    n
+}
+
+fn comm_null() -> ffi::MPI_Comm {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_COMM_NULL }
+}
+
+/// `MPI_IN_PLACE`: `(void *) 1` in Open MPI's `<mpi.h>`, `(void *) -1` in
+/// MPICH's.
+pub fn in_place() -> *const c_void {
+    core::ptr::without_provenance(if cfg!(heapmpi_openmpi) { 1 } else { usize::MAX })
+}
+
+/// The address a member publishes when it cannot offer its data (no
+/// shared memory for staging): every member then makes the real call.
+const FAIL: u64 = u64::MAX;
+
+/// `count` elements of a datatype at an address: one buffer argument.
+#[derive(Clone, Copy)]
+struct Buf {
+    ptr: *mut u8,
+    count: usize,
+    dt: ffi::MPI_Datatype,
+    d: Dt,
+}
+
+impl Buf {
+    /// The argument, if heapmpi takes it (a valid datatype and count; a
+    /// null buffer only when empty or with a derived type, which may hold
+    /// absolute addresses).
+    fn new(ptr: *const c_void, count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
+        if count < 0 {
+            return None;
+        }
+        let d = dt::info(dt)?;
+        if ptr.is_null() && count > 0 && d.contig {
+            return None;
+        }
+        Some(Buf {
+            ptr: ptr as *mut u8,
+            count: count as usize,
+            dt,
+            d,
+        })
+    }
+
+    /// Packed bytes.
+    #[inline]
+    fn bytes(&self) -> usize {
+        self.count * self.d.size
+    }
+
+    /// Piece `i` of a buffer holding consecutive pieces of `count`
+    /// elements each.
+    fn piece(&self, i: usize) -> Buf {
+        let ext = if self.d.contig {
+            self.d.size
+        } else {
+            dt::extent(self.dt)
+        };
+        Buf {
+            ptr: self.ptr.wrapping_add(i * self.count * ext),
+            ..*self
+        }
+    }
+
+    /// The same datatype, `k` times as many elements.
+    fn times(&self, k: usize) -> Buf {
+        Buf {
+            count: self.count * k,
+            ..*self
+        }
+    }
+
+    /// Where every member can read the packed bytes in place: a dense
+    /// buffer inside the shared heap.
+    #[inline]
+    fn shared(&self) -> Option<*const u8> {
+        (self.d.contig && heap::in_region(self.ptr, self.bytes())).then_some(self.ptr)
+    }
+
+    /// Writes the packed bytes to `dst`.
+    ///
+    /// # Safety
+    /// The buffer holds its elements; `dst` has room for `bytes()`.
+    unsafe fn pack_to(&self, dst: *mut u8) {
+        let n = self.bytes();
+        if n == 0 {
+            return;
+        }
+        if self.d.contig {
+            // SAFETY: per the contract; distinct buffers (one is the
+            // caller's, the other a cell or a peer's buffer).
+            unsafe { core::ptr::copy_nonoverlapping(self.ptr, dst, n) };
+        } else if let Some(c) = dt::check_comm() {
+            // SAFETY: per the contract.
+            unsafe { dt::pack(self.ptr, self.count as c_int, self.dt, dst, n, c) };
+        }
+    }
+
+    /// Reads up to `len` packed bytes from `src` into the buffer.
+    ///
+    /// # Safety
+    /// `src` holds `len` bytes; the buffer has room for its elements.
+    unsafe fn unpack_from(&self, src: *const u8, len: usize) {
+        let n = len.min(self.bytes());
+        if n == 0 {
+            return;
+        }
+        if self.d.contig {
+            // SAFETY: per the contract.
+            unsafe { core::ptr::copy_nonoverlapping(src, self.ptr, n) };
+        } else if let Some(c) = dt::check_comm() {
+            // SAFETY: per the contract.
+            unsafe {
+                dt::unpack_prefix(src, n, self.ptr, self.count as c_int, self.dt, &self.d, c)
+            };
+        }
+    }
+
+    /// Copies this buffer's data into `to` (a member's own piece).
+    ///
+    /// # Safety
+    /// Both buffers hold their elements.
+    unsafe fn copy_to(&self, to: &Buf) {
+        if self.d.contig {
+            // SAFETY: per the contract.
+            unsafe { to.unpack_from(self.ptr, self.bytes()) };
+        } else {
+            let mut tmp = vec![0u8; self.bytes()];
+            // SAFETY: per the contract; `tmp` has room.
+            unsafe {
+                self.pack_to(tmp.as_mut_ptr());
+                to.unpack_from(tmp.as_ptr(), tmp.len());
+            }
+        }
+    }
+}
+
+/// A staging buffer in this rank's part of the heap.
+struct Stage(*mut u8);
+
+impl Stage {
+    fn new(len: usize) -> Option<Stage> {
+        let p = heap::alloc_shared(64, len.max(1));
+        if p.is_null() {
+            stats::COLL_STAGE_FAILED.add(1);
+            None
+        } else {
+            stats::COLL_STAGED.add(1);
+            Some(Stage(p))
+        }
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        // SAFETY: our allocation, no longer read (the collective waited
+        // for every member's `done`).
+        unsafe { heap::free(self.0) };
+    }
+}
+
+/// Where a member offers `b`'s packed bytes to the others: in place, or
+/// in a staging buffer (kept in `stage`), or [`FAIL`].
+///
+/// # Safety
+/// `b` holds its elements.
+unsafe fn offer(b: &Buf, stage: &mut Option<Stage>) -> u64 {
+    if let Some(p) = b.shared() {
+        return p as u64;
+    }
+    match Stage::new(b.bytes()) {
+        Some(st) => {
+            // SAFETY: per the contract; the stage has room.
+            unsafe { b.pack_to(st.0) };
+            let p = st.0 as u64;
+            *stage = Some(st);
+            p
+        }
+        None => FAIL,
+    }
+}
+
+thread_local! {
+    /// Scratch memory for folds, reused across calls.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on a private scratch buffer of at least `len` bytes, aligned to
+/// 16.
+fn with_scratch<R>(len: usize, f: impl FnOnce(*mut u8) -> R) -> R {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < len + 16 {
+            s.resize(len + 16, 0);
+        }
+        let p = s.as_mut_ptr();
+        let a = p.align_offset(16);
+        // SAFETY: within the vector (16 spare bytes).
+        f(unsafe { p.add(a) })
+    })
+}
+
+/// A rank argument in range.
+fn rank_ok(root: c_int, n: usize) -> Option<usize> {
+    (root >= 0 && (root as usize) < n).then_some(root as usize)
+}
+
+/// Counts a collective heapmpi ran.
+#[inline]
+fn ran() {
+    stats::COLL_FAST.add(1);
+}
+
+/// Counts a call every member handed to the real MPI half-way (no shared
+/// memory for staging).
+fn gave_up() {
+    stats::COLL_GAVE_UP.add(1);
+}

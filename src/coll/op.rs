@@ -1,0 +1,479 @@
+//! Reduction operators: which (op, datatype) pairs heapmpi reduces itself,
+//! and applying one to two buffers.
+//!
+//! MPI-4.0 §6.9.2 lists which predefined operation applies to which
+//! predefined type. heapmpi takes a predefined operation only on the C
+//! types of that table (recognised by their standard names, which both MPIs
+//! report through `MPI_Type_get_name`); every other predefined pair,
+//! including invalid ones, goes to the real MPI, which raises the error
+//! class it always raises. A user-defined operation (`MPI_Op_create`) is
+//! applied with any datatype: MPI cannot check it either.
+//!
+//! Applying an operation uses the real MPI's `MPI_Reduce_local`, except for
+//! sum, max and min on `double`, `float`, `int` and `long`-sized integers,
+//! where a plain loop that the compiler vectorises is faster than the
+//! library's dispatch at small counts and as fast at large ones.
+//! `reduce_local(in, inout)` computes `inout = in op inout`, the order the
+//! collectives rely on for non-commutative operations.
+
+use core::ffi::{c_char, c_int};
+use std::sync::Mutex;
+
+use mpi_sys as ffi;
+
+use crate::raw::RawHandle;
+
+#[cfg(heapmpi_openmpi)]
+mod handles {
+    use mpi_sys as ffi;
+    extern "C" {
+        static ompi_mpi_op_null: u8;
+        static ompi_mpi_op_maxloc: u8;
+        static ompi_mpi_op_minloc: u8;
+        static ompi_mpi_op_replace: u8;
+        static ompi_mpi_op_no_op: u8;
+    }
+    fn op(p: *const u8) -> ffi::MPI_Op {
+        ffi::MPI_Op(p as *mut _)
+    }
+    // Each handle is the address of an Open MPI predefined object, as its
+    // `<mpi.h>` defines it; nothing is read.
+    /// `MPI_OP_NULL`.
+    pub fn null() -> ffi::MPI_Op {
+        op(core::ptr::addr_of!(ompi_mpi_op_null))
+    }
+    /// `MPI_MAXLOC`.
+    pub fn maxloc() -> ffi::MPI_Op {
+        op(core::ptr::addr_of!(ompi_mpi_op_maxloc))
+    }
+    /// `MPI_MINLOC`.
+    pub fn minloc() -> ffi::MPI_Op {
+        op(core::ptr::addr_of!(ompi_mpi_op_minloc))
+    }
+    /// `MPI_REPLACE`.
+    pub fn replace() -> ffi::MPI_Op {
+        op(core::ptr::addr_of!(ompi_mpi_op_replace))
+    }
+    /// `MPI_NO_OP`.
+    pub fn no_op() -> ffi::MPI_Op {
+        op(core::ptr::addr_of!(ompi_mpi_op_no_op))
+    }
+}
+
+#[cfg(not(heapmpi_openmpi))]
+mod handles {
+    //! MPICH's handles are constants of its ABI (`<mpi.h>`).
+    use mpi_sys as ffi;
+    /// `MPI_OP_NULL`.
+    pub fn null() -> ffi::MPI_Op {
+        ffi::MPI_Op(0x1800_0000)
+    }
+    /// `MPI_MINLOC`.
+    pub fn minloc() -> ffi::MPI_Op {
+        ffi::MPI_Op(0x5800_000b)
+    }
+    /// `MPI_MAXLOC`.
+    pub fn maxloc() -> ffi::MPI_Op {
+        ffi::MPI_Op(0x5800_000c)
+    }
+    /// `MPI_REPLACE`.
+    pub fn replace() -> ffi::MPI_Op {
+        ffi::MPI_Op(0x5800_000d)
+    }
+    /// `MPI_NO_OP`.
+    pub fn no_op() -> ffi::MPI_Op {
+        ffi::MPI_Op(0x5800_000e)
+    }
+}
+
+pub use handles::{no_op, null as op_null, replace};
+
+/// The classes of predefined types in MPI-4.0 §6.9.2 that heapmpi uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// C integer.
+    Int,
+    /// Floating point.
+    Float,
+    /// Complex.
+    Complex,
+    /// Logical (`MPI_C_BOOL`).
+    Logical,
+    /// `MPI_BYTE`.
+    Byte,
+    /// The value-index pairs of `MINLOC`/`MAXLOC`.
+    Pair,
+}
+
+/// Element kinds with a hand-written kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// `double`.
+    F64,
+    /// `float`.
+    F32,
+    /// 32-bit signed.
+    I32,
+    /// 64-bit signed.
+    I64,
+    /// 32-bit unsigned.
+    U32,
+    /// 64-bit unsigned.
+    U64,
+}
+
+/// A predefined type's class and kernel element, from its standard name.
+pub fn classify_name(name: &str) -> Option<TypeClass> {
+    use Class::*;
+    let long64 = core::mem::size_of::<core::ffi::c_long>() == 8;
+    Some(match name {
+        "MPI_DOUBLE" => (Float, Some(Elem::F64)),
+        "MPI_FLOAT" => (Float, Some(Elem::F32)),
+        "MPI_LONG_DOUBLE" => (Float, None),
+        "MPI_INT" | "MPI_INT32_T" => (Int, Some(Elem::I32)),
+        "MPI_UNSIGNED" | "MPI_UINT32_T" => (Int, Some(Elem::U32)),
+        "MPI_LONG_LONG_INT" | "MPI_LONG_LONG" | "MPI_INT64_T" => (Int, Some(Elem::I64)),
+        "MPI_UNSIGNED_LONG_LONG" | "MPI_UINT64_T" => (Int, Some(Elem::U64)),
+        "MPI_LONG" => (Int, Some(if long64 { Elem::I64 } else { Elem::I32 })),
+        "MPI_UNSIGNED_LONG" => (Int, Some(if long64 { Elem::U64 } else { Elem::U32 })),
+        "MPI_SHORT" | "MPI_UNSIGNED_SHORT" | "MPI_SIGNED_CHAR" | "MPI_UNSIGNED_CHAR"
+        | "MPI_INT8_T" | "MPI_INT16_T" | "MPI_UINT8_T" | "MPI_UINT16_T" => (Int, None),
+        "MPI_C_COMPLEX"
+        | "MPI_C_FLOAT_COMPLEX"
+        | "MPI_C_DOUBLE_COMPLEX"
+        | "MPI_C_LONG_DOUBLE_COMPLEX" => (Complex, None),
+        "MPI_C_BOOL" => (Logical, None),
+        "MPI_BYTE" => (Byte, None),
+        "MPI_FLOAT_INT"
+        | "MPI_DOUBLE_INT"
+        | "MPI_LONG_INT"
+        | "MPI_2INT"
+        | "MPI_SHORT_INT"
+        | "MPI_LONG_DOUBLE_INT" => (Pair, None),
+        _ => return None,
+    })
+}
+
+/// The predefined operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // the MPI_ names say it
+pub enum Pre {
+    Max,
+    Min,
+    Sum,
+    Prod,
+    Land,
+    Lor,
+    Lxor,
+    Band,
+    Bor,
+    Bxor,
+    Maxloc,
+    Minloc,
+}
+
+/// Whether MPI defines predefined operation `p` on types of class `c`
+/// (MPI-4.0 §6.9.2, C types only).
+pub fn valid(p: Pre, c: Class) -> bool {
+    use Class::*;
+    use Pre::*;
+    match p {
+        Max | Min => matches!(c, Int | Float),
+        Sum | Prod => matches!(c, Int | Float | Complex),
+        Land | Lor | Lxor => matches!(c, Int | Logical),
+        Band | Bor | Bxor => matches!(c, Int | Byte),
+        Maxloc | Minloc => c == Pair,
+    }
+}
+
+/// How one reduction is applied.
+#[derive(Clone, Copy)]
+pub struct Reducer {
+    op: ffi::MPI_Op,
+    dt: ffi::MPI_Datatype,
+    kernel: Option<(Pre, Elem)>,
+    /// The operation is commutative (every predefined one is).
+    pub commute: bool,
+}
+
+/// The class and kernel element of a predefined datatype, remembered per
+/// handle (predefined handles never change meaning; derived types are never
+/// entered).
+static NAMES: Mutex<Vec<(usize, Option<TypeClass>)>> = Mutex::new(Vec::new());
+
+/// A predefined type's class and kernel element.
+type TypeClass = (Class, Option<Elem>);
+
+fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
+    if !named {
+        return None;
+    }
+    let bits = dt.0.to_bits();
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = names.iter().find(|e| e.0 == bits) {
+        return e.1;
+    }
+    let mut buf = [0 as c_char; 160];
+    let mut len: c_int = 0;
+    // SAFETY: a valid predefined datatype; the buffer holds
+    // MPI_MAX_OBJECT_NAME (at most 128 in both MPIs) characters.
+    let rc = unsafe { ffi::PMPI_Type_get_name(dt, buf.as_mut_ptr(), &mut len) };
+    let class = if rc == 0 && len > 0 {
+        let bytes: Vec<u8> = buf[..len as usize].iter().map(|&c| c as u8).collect();
+        core::str::from_utf8(&bytes).ok().and_then(classify_name)
+    } else {
+        None
+    };
+    names.push((bits, class));
+    class
+}
+
+/// The predefined operation `op` is, if any.
+fn predefined(op: ffi::MPI_Op) -> Option<Pre> {
+    // SAFETY: reading MPI constants.
+    let table = unsafe {
+        [
+            (ffi::RSMPI_MAX, Pre::Max),
+            (ffi::RSMPI_MIN, Pre::Min),
+            (ffi::RSMPI_SUM, Pre::Sum),
+            (ffi::RSMPI_PROD, Pre::Prod),
+            (ffi::RSMPI_LAND, Pre::Land),
+            (ffi::RSMPI_LOR, Pre::Lor),
+            (ffi::RSMPI_LXOR, Pre::Lxor),
+            (ffi::RSMPI_BAND, Pre::Band),
+            (ffi::RSMPI_BOR, Pre::Bor),
+            (ffi::RSMPI_BXOR, Pre::Bxor),
+            (handles::maxloc(), Pre::Maxloc),
+            (handles::minloc(), Pre::Minloc),
+        ]
+    };
+    table.iter().find(|e| e.0 == op).map(|e| e.1)
+}
+
+impl Reducer {
+    /// How to apply `op` to `dt` (`named`: a predefined type), or `None`
+    /// when the real MPI must take the call: an invalid or null operation,
+    /// a predefined operation on a type outside heapmpi's table (the real
+    /// MPI then accepts it or raises its own error), `MPI_REPLACE` and
+    /// `MPI_NO_OP` (one-sided only).
+    pub fn new(op: ffi::MPI_Op, dt: ffi::MPI_Datatype, named: bool) -> Option<Reducer> {
+        if op == handles::null() || op == handles::replace() || op == handles::no_op() {
+            return None;
+        }
+        if let Some(p) = predefined(op) {
+            let (class, elem) = type_class(dt, named)?;
+            if !valid(p, class) {
+                return None;
+            }
+            let kernel = match (p, elem) {
+                (Pre::Sum | Pre::Max | Pre::Min, Some(e)) => Some((p, e)),
+                _ => None,
+            };
+            return Some(Reducer {
+                op,
+                dt,
+                kernel,
+                commute: true,
+            });
+        }
+        let mut commute: c_int = 0;
+        // SAFETY: `op` is not null; an invalid handle gives an error code
+        // (with the default handler on the world communicator it would be
+        // fatal, as it is in the real call), and the call then goes to the
+        // real MPI.
+        if unsafe { ffi::PMPI_Op_commutative(op, &mut commute) } != 0 {
+            return None;
+        }
+        Some(Reducer {
+            op,
+            dt,
+            kernel: None,
+            commute: commute != 0,
+        })
+    }
+
+    /// `inout[i] = in[i] op inout[i]` for `count` elements laid out as the
+    /// datatype says.
+    ///
+    /// # Safety
+    /// Both buffers hold `count` elements of the datatype; they do not
+    /// overlap.
+    pub unsafe fn apply(&self, inb: *const u8, inout: *mut u8, count: usize) {
+        if count == 0 {
+            return;
+        }
+        match self.kernel {
+            // SAFETY (all kernels): per the contract, `count` elements of
+            // the kernel's type at each address; unaligned access allowed.
+            Some((p, Elem::F64)) => unsafe { kernel::<f64>(p, inb, inout, count) },
+            Some((p, Elem::F32)) => unsafe { kernel::<f32>(p, inb, inout, count) },
+            Some((p, Elem::I32)) => unsafe { kernel::<i32>(p, inb, inout, count) },
+            Some((p, Elem::I64)) => unsafe { kernel::<i64>(p, inb, inout, count) },
+            Some((p, Elem::U32)) => unsafe { kernel::<u32>(p, inb, inout, count) },
+            Some((p, Elem::U64)) => unsafe { kernel::<u64>(p, inb, inout, count) },
+            None => {
+                // Counts above INT_MAX in pieces.
+                let mut done = 0usize;
+                let ext = crate::dt::extent(self.dt);
+                while done < count {
+                    let n = (count - done).min(c_int::MAX as usize);
+                    // SAFETY: per the contract, on the elements
+                    // [done, done + n).
+                    unsafe {
+                        ffi::PMPI_Reduce_local(
+                            inb.add(done * ext).cast(),
+                            inout.add(done * ext).cast(),
+                            n as c_int,
+                            self.dt,
+                            self.op,
+                        );
+                    }
+                    done += n;
+                }
+            }
+        }
+    }
+}
+
+/// The arithmetic a kernel needs.
+trait Num: Copy + PartialOrd {
+    fn add(self, o: Self) -> Self;
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+}
+impl Num for f32 {
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+}
+macro_rules! wrapping_num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+        }
+    )*};
+}
+wrapping_num!(i32, i64, u32, u64);
+
+/// `inout = in op inout` elementwise, written exactly as both MPIs' loops
+/// are (Open MPI's `op_base_functions.c`, MPICH's `MPIR_MAXF`/`MPIR_SUM`),
+/// so that NaNs and signed zeros come out bit for bit the same:
+/// `inout = inout + in`, `inout = inout > in ? inout : in`,
+/// `inout = inout < in ? inout : in`.
+///
+/// # Safety
+/// `count` elements of `T` at each address, not overlapping.
+#[inline(never)]
+unsafe fn kernel<T: Num>(p: Pre, inb: *const u8, inout: *mut u8, count: usize) {
+    let a = inb as *const T;
+    let b = inout as *mut T;
+    // SAFETY: per the contract (unaligned reads and writes).
+    unsafe {
+        match p {
+            Pre::Sum => {
+                for i in 0..count {
+                    b.add(i)
+                        .write_unaligned(b.add(i).read_unaligned().add(a.add(i).read_unaligned()));
+                }
+            }
+            Pre::Max => {
+                for i in 0..count {
+                    let (x, y) = (a.add(i).read_unaligned(), b.add(i).read_unaligned());
+                    b.add(i).write_unaligned(if y > x { y } else { x });
+                }
+            }
+            Pre::Min => {
+                for i in 0..count {
+                    let (x, y) = (a.add(i).read_unaligned(), b.add(i).read_unaligned());
+                    b.add(i).write_unaligned(if y < x { y } else { x });
+                }
+            }
+            _ => unreachable!("kernels exist for sum, max and min only"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_matches_the_standard() {
+        assert!(valid(Pre::Sum, Class::Complex));
+        assert!(!valid(Pre::Max, Class::Complex));
+        assert!(!valid(Pre::Band, Class::Float));
+        assert!(valid(Pre::Band, Class::Byte));
+        assert!(!valid(Pre::Sum, Class::Byte));
+        assert!(valid(Pre::Lor, Class::Logical));
+        assert!(!valid(Pre::Maxloc, Class::Float));
+        assert!(valid(Pre::Minloc, Class::Pair));
+        assert_eq!(
+            classify_name("MPI_DOUBLE"),
+            Some((Class::Float, Some(Elem::F64)))
+        );
+        assert_eq!(classify_name("MPI_CHAR"), None);
+        assert_eq!(
+            classify_name("MPI_DOUBLE_INT").map(|c| c.0),
+            Some(Class::Pair)
+        );
+    }
+
+    #[test]
+    fn kernels() {
+        let a = [1.0f64, -2.0, f64::NAN, 4.0];
+        let mut b = [0.5f64, 3.0, 1.0, f64::NAN];
+        // SAFETY: four f64s each.
+        unsafe { kernel::<f64>(Pre::Sum, a.as_ptr().cast(), b.as_mut_ptr().cast(), 4) };
+        assert_eq!(&b[..2], &[1.5, 1.0]);
+        assert!(b[2].is_nan() && b[3].is_nan());
+        // NaN in `inout` loses to the input, as in both MPIs' loops.
+        let mut m = [f64::NAN, 1.0];
+        // SAFETY: two f64s each.
+        unsafe {
+            kernel::<f64>(
+                Pre::Max,
+                [2.0f64, f64::NAN].as_ptr().cast(),
+                m.as_mut_ptr().cast(),
+                2,
+            )
+        };
+        assert_eq!(m[0], 2.0);
+        assert!(m[1].is_nan());
+        let a = [5i32, -7, 3];
+        let mut b = [4i32, -9, 3];
+        // SAFETY: three i32s each.
+        unsafe { kernel::<i32>(Pre::Max, a.as_ptr().cast(), b.as_mut_ptr().cast(), 3) };
+        assert_eq!(b, [5, -7, 3]);
+        let mut c = [i32::MAX, 0, 0];
+        // SAFETY: three i32s each.
+        unsafe {
+            kernel::<i32>(
+                Pre::Sum,
+                [1i32, 2, 3].as_ptr().cast(),
+                c.as_mut_ptr().cast(),
+                3,
+            )
+        };
+        assert_eq!(c, [i32::MIN, 2, 3]);
+        let mut d = [2u64, 9];
+        // SAFETY: two u64s each.
+        unsafe {
+            kernel::<u64>(
+                Pre::Min,
+                [3u64, 1].as_ptr().cast(),
+                d.as_mut_ptr().cast(),
+                2,
+            )
+        };
+        assert_eq!(d, [2, 1]);
+    }
+}

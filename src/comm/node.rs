@@ -1,0 +1,392 @@
+//! A communicator's node-level state: the control block its node-local
+//! members share in the heap, and the flag discipline every heapmpi
+//! collective (and, next, one-sided synchronisation) is built from.
+//!
+//! The block holds, per member, a `done` flag and two cells (used in
+//! alternate steps). A cell is a header (sequence number, an address, a
+//! length, one spare word) followed by inline data; the first 32 bytes of
+//! data share the header's cache line, so a small payload travels with its
+//! flag in one line transfer. Every flag is written by one member only (its
+//! owner) and read by the others, so no flag is ever contended by writers,
+//! and no flag is ever reset: each carries the number of the *step* it
+//! belongs to, and steps are numbered identically on every member (each
+//! collective call advances the communicator's count by the same amount
+//! everywhere, since it depends only on arguments all members agree on).
+//! This is the sense-reversal-free flag barrier of the shared-memory
+//! collectives literature (Graham and Shipman, "MPI support for multi-core
+//! architectures: optimized shared memory collectives", EuroPVM/MPI 2008;
+//! Open MPI's `coll/sm` and `coll/xhc` use the same single-writer,
+//! sequence-carrying flags).
+//!
+//! A step: a member writes its contribution into its cell of parity
+//! `step & 1` (or just the address of a buffer every member can read, since
+//! the heap is mapped at one address everywhere) and publishes the step
+//! number with a Release store; readers wait with Acquire loads for the
+//! step number, read, and then publish `done = step`. Before a member
+//! writes a cell again (two steps later) it waits until every other member
+//! is done with the step that last used it; seeing a member publish step
+//! `s` already proves it finished step `s - 1`, so that wait rarely reads a
+//! line. A member that lets others read its own buffers waits for their
+//! `done` before it returns.
+//!
+//! The block is allocated by the member of rank 0 from its part of the heap
+//! (only the owner of a part may free in it), its address broadcast once
+//! through the real MPI in the communicator's first collective. Each member
+//! drops its reference when its communicator is freed; the owner frees the
+//! block once the count reaches zero (at once if it is the last, otherwise
+//! at a later creation or free).
+
+use core::ffi::c_int;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use mpi_sys as ffi;
+
+use super::CommInfo;
+use crate::heap;
+
+/// A cache line.
+pub const LINE: usize = 64;
+
+/// Bytes of a cell header (its data starts here, inside the first line).
+const CELL_HEAD: usize = 32;
+
+/// Header of one cell. Written only by the member that owns it.
+#[repr(C)]
+pub struct Cell {
+    /// Step of the last publication.
+    pub seq: AtomicU64,
+    /// Address published with it (0: the data is inline).
+    pub addr: AtomicU64,
+    /// Length published with it.
+    pub len: AtomicU64,
+    /// A spare word for the algorithm.
+    pub aux: AtomicU64,
+}
+
+/// The block's first line.
+#[repr(C)]
+struct Head {
+    /// Members still holding the block.
+    live: AtomicU32,
+    /// Members.
+    n: u32,
+    /// Inline data bytes per cell, beyond the 32 in the header line.
+    cell: u32,
+}
+
+/// Bytes one member occupies: its `done` line and two cells.
+fn stride(cell: usize) -> usize {
+    LINE + 2 * (LINE + cell)
+}
+
+/// Bytes of the whole block for `n` members.
+pub fn block_size(n: usize, cell: usize) -> usize {
+    LINE + n * stride(cell)
+}
+
+/// Blocks whose owner dropped its reference before the others: freed once
+/// their count reaches zero.
+static ZOMBIES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Frees the zombie blocks nobody holds any more.
+fn sweep() {
+    let mut z = ZOMBIES.lock().unwrap_or_else(|e| e.into_inner());
+    z.retain(|&b| {
+        // SAFETY: a block this process allocated and has not freed; the
+        // head stays valid until the free below.
+        let head = unsafe { &*(b as *const Head) };
+        // Acquire: pairs with the members' AcqRel decrements, so their last
+        // accesses to the block happen before it is freed.
+        if head.live.load(Ordering::Acquire) == 0 {
+            // SAFETY: our allocation, no longer used by any member.
+            unsafe { heap::free(b as *mut u8) };
+            false
+        } else {
+            true
+        }
+    });
+}
+
+/// A communicator's node-level state on one member.
+pub struct Node {
+    block: *mut u8,
+    /// Members on this node (the communicator's size: see [`Node::create`]).
+    pub n: usize,
+    /// This member's index.
+    pub me: usize,
+    /// Inline data bytes per cell.
+    pub inline_max: usize,
+    cell: usize,
+    owner: bool,
+    /// Last step started.
+    seq: AtomicU64,
+    /// Per member: a step it is known to be done with.
+    seen: Box<[AtomicU64]>,
+}
+
+// SAFETY: the block lives in the shared heap for as long as any member holds
+// the `Node`; all accesses to it go through atomics or through the step
+// protocol described above. The private counters are atomics. MPI forbids
+// two threads from calling collectives on one communicator at once, so the
+// private step count is never advanced concurrently.
+unsafe impl Send for Node {}
+// SAFETY: as above.
+unsafe impl Sync for Node {}
+
+impl Node {
+    /// Makes the state of `comm` (collective over `comm`: called by every
+    /// member in the same collective call). Only communicators whose members
+    /// all share this node, with at least two members, get one; the others
+    /// get `None` on every member alike (`info` says the same everywhere).
+    pub fn create(info: &CommInfo, comm: ffi::MPI_Comm, cell: usize) -> Option<Node> {
+        if info.n_remote != 0 || info.size < 2 || !heap::is_active() {
+            return None;
+        }
+        sweep();
+        let n = info.size as usize;
+        let cell = cell.next_multiple_of(LINE);
+        let mut addr: u64 = 0;
+        if info.rank == 0 {
+            let size = block_size(n, cell);
+            let b = heap::alloc_shared(LINE, size);
+            if !b.is_null() {
+                // SAFETY: a fresh block of `size` bytes, ours; no member
+                // knows it before the broadcast below.
+                unsafe {
+                    core::ptr::write_bytes(b, 0, size);
+                    let head = &mut *(b as *mut Head);
+                    head.live = AtomicU32::new(n as u32);
+                    head.n = n as u32;
+                    head.cell = cell as u32;
+                }
+                addr = b as u64;
+            }
+        }
+        // SAFETY: one u64 from rank 0 to all; every member calls this in the
+        // same collective call. The broadcast orders the zeroing above
+        // before any member's use.
+        let rc = unsafe {
+            ffi::PMPI_Bcast(
+                (&mut addr as *mut u64).cast(),
+                1,
+                ffi::RSMPI_UINT64_T,
+                0,
+                comm,
+            )
+        };
+        if rc != 0 || addr == 0 {
+            return None;
+        }
+        let block = addr as *mut u8;
+        // SAFETY: the block is live (every member holds it until its free).
+        let head = unsafe { &*(block as *const Head) };
+        Some(Node {
+            block,
+            n: head.n as usize,
+            me: info.rank as usize,
+            inline_max: head.cell as usize + CELL_HEAD,
+            cell: head.cell as usize,
+            owner: info.rank == 0,
+            seq: AtomicU64::new(0),
+            seen: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+
+    fn member(&self, m: usize) -> *mut u8 {
+        debug_assert!(m < self.n);
+        // SAFETY: within the block (m < n).
+        unsafe { self.block.add(LINE + m * stride(self.cell)) }
+    }
+
+    /// Member `m`'s `done` flag.
+    #[inline]
+    pub fn done(&self, m: usize) -> &AtomicU64 {
+        // SAFETY: a live, aligned atomic in the block.
+        unsafe { &*(self.member(m) as *const AtomicU64) }
+    }
+
+    fn cell_ptr(&self, m: usize, step: u64) -> *mut u8 {
+        let off = LINE + (step & 1) as usize * (LINE + self.cell);
+        // SAFETY: within member `m`'s stride.
+        unsafe { self.member(m).add(off) }
+    }
+
+    /// Member `m`'s cell for `step`.
+    #[inline]
+    pub fn cell(&self, m: usize, step: u64) -> &Cell {
+        // SAFETY: a live, line-aligned header in the block.
+        unsafe { &*(self.cell_ptr(m, step) as *const Cell) }
+    }
+
+    /// The inline data of member `m`'s cell for `step` ([`Node::inline_max`]
+    /// bytes).
+    #[inline]
+    pub fn data(&self, m: usize, step: u64) -> *mut u8 {
+        // SAFETY: the data follows the header inside the cell.
+        unsafe { self.cell_ptr(m, step).add(CELL_HEAD) }
+    }
+
+    /// Starts a collective of `steps` steps: returns the first.
+    #[inline]
+    pub fn begin(&self, steps: u64) -> u64 {
+        // Relaxed: private to this member (one thread per communicator).
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s + steps, Ordering::Relaxed);
+        s + 1
+    }
+
+    /// Waits until every other member is done with step `s` (or later).
+    pub fn wait_done(&self, s: u64) {
+        for m in 0..self.n {
+            if m == self.me {
+                continue;
+            }
+            // Relaxed: a private cache of values read with Acquire below.
+            if self.seen[m].load(Ordering::Relaxed) >= s {
+                continue;
+            }
+            // Acquire: the member's reads of our data happen before we
+            // reuse it.
+            let v = wait_until(|| {
+                let v = self.done(m).load(Ordering::Acquire);
+                (v >= s).then_some(v)
+            });
+            self.seen[m].store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// Before writing our cell for step `s`: every member is done with the
+    /// step that last used it.
+    #[inline]
+    pub fn gate(&self, s: u64) {
+        if s > 2 {
+            self.wait_done(s - 2);
+        }
+    }
+
+    /// Publishes step `s` in our cell with `addr`, `len` and `aux` (the
+    /// inline data, if any, is written before). Call [`Node::gate`] first
+    /// when the cell's data or words are written.
+    #[inline]
+    pub fn publish(&self, s: u64, addr: u64, len: u64, aux: u64) {
+        let c = self.cell(self.me, s);
+        // Relaxed: ordered before the readers' use by the Release below.
+        c.addr.store(addr, Ordering::Relaxed);
+        c.len.store(len, Ordering::Relaxed);
+        c.aux.store(aux, Ordering::Relaxed);
+        // Release: the data and words above are visible to whoever sees
+        // the step (Acquire in `wait_cell`).
+        c.seq.store(s, Ordering::Release);
+    }
+
+    /// Publishes step `s` as a bare flag (no data: the cell's contents are
+    /// left alone, so no gate is needed; a reader still reading them for
+    /// an earlier step reads them unchanged).
+    #[inline]
+    pub fn flag(&self, s: u64) {
+        // Release: everything this member did before is visible to whoever
+        // sees the step.
+        self.cell(self.me, s).seq.store(s, Ordering::Release);
+    }
+
+    /// Waits for member `m`'s publication of step `s`; returns its cell.
+    #[inline]
+    pub fn wait_cell(&self, m: usize, s: u64) -> &Cell {
+        let c = self.cell(m, s);
+        // Acquire: pairs with the Release in `publish`/`flag`.
+        wait_until(|| (c.seq.load(Ordering::Acquire) >= s).then_some(()));
+        // Publishing `s` proves the member finished step `s - 1` (it posts
+        // `done` at the end of every step). Relaxed: a private cache.
+        if self.seen[m].load(Ordering::Relaxed) < s - 1 {
+            self.seen[m].store(s - 1, Ordering::Relaxed);
+        }
+        c
+    }
+
+    /// Waits for every other member's publication of step `s`.
+    pub fn wait_all(&self, s: u64) {
+        for m in 0..self.n {
+            if m != self.me {
+                self.wait_cell(m, s);
+            }
+        }
+    }
+
+    /// Ends step `s` on this member: it no longer reads anything of it.
+    #[inline]
+    pub fn finish(&self, s: u64) {
+        // Release: our reads of the step's data happen before the owner's
+        // reuse (Acquire in `wait_done`).
+        self.done(self.me).store(s, Ordering::Release);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        // SAFETY: the block is live: this member's reference is dropped
+        // only here.
+        let head = unsafe { &*(self.block as *const Head) };
+        // AcqRel: our accesses to the block happen before the owner's free
+        // (Release), and the owner sees every other member's (Acquire).
+        let left = head.live.fetch_sub(1, Ordering::AcqRel) - 1;
+        if self.owner {
+            if left == 0 {
+                // SAFETY: our allocation, no member holds it any more.
+                unsafe { heap::free(self.block) };
+            } else {
+                ZOMBIES
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(self.block as usize);
+            }
+        }
+        sweep();
+    }
+}
+
+/// Spins until `f` returns a value. After a short spin it yields the
+/// processor when ranks outnumber cores (the awaited member probably waits
+/// for this core), and after a longer one always; now and then it drives
+/// the real MPI's progress, so that this rank's operations through the
+/// real MPI (to other nodes) move while it waits here, as they would inside
+/// the real collective.
+#[inline]
+pub fn wait_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    if let Some(v) = f() {
+        return v;
+    }
+    let over = crate::sys::oversubscribed();
+    let mut spins: u32 = 0;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        spins = spins.wrapping_add(1);
+        if (over && spins > 16) || spins > 4096 {
+            std::thread::yield_now();
+        } else {
+            core::hint::spin_loop();
+        }
+        if spins % 1024 == 0 {
+            poke_real();
+        }
+    }
+}
+
+/// One call into the real MPI's progress engine (a probe that consumes
+/// nothing).
+#[cold]
+fn poke_real() {
+    let mut flag: c_int = 0;
+    // SAFETY: a probe with valid out-pointers on a predefined communicator.
+    unsafe {
+        ffi::PMPI_Iprobe(
+            ffi::RSMPI_ANY_SOURCE,
+            ffi::RSMPI_ANY_TAG,
+            ffi::RSMPI_COMM_WORLD,
+            &mut flag,
+            ffi::RSMPI_STATUS_IGNORE,
+        );
+    }
+}

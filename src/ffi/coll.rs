@@ -1,0 +1,51 @@
+//! The MPI collective entry points heapmpi runs over the shared heap
+//! (logic in [`crate::coll`]). Each body forwards its arguments unchanged.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op};
+
+use crate::coll;
+
+c_exports! {
+    /// `MPI_Barrier`.
+    fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::barrier(comm) }
+    }
+    /// `MPI_Bcast`.
+    fn MPI_Bcast(buf: *mut c_void, count: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::bcast(buf, count, dt, root, comm) }
+    }
+    /// `MPI_Reduce`.
+    fn MPI_Reduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce(sbuf, rbuf, count, dt, op, root, comm) }
+    }
+    /// `MPI_Allreduce`.
+    fn MPI_Allreduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allreduce(sbuf, rbuf, count, dt, op, comm) }
+    }
+    /// `MPI_Gather`.
+    fn MPI_Gather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) }
+    }
+    /// `MPI_Scatter`.
+    fn MPI_Scatter(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) }
+    }
+    /// `MPI_Allgather`.
+    fn MPI_Allgather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) }
+    }
+    /// `MPI_Alltoall`.
+    fn MPI_Alltoall(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) }
+    }
+}
