@@ -321,8 +321,55 @@ pub struct Span {
     pub extent: usize,
 }
 
-/// The span of `count` elements of `dt` (a valid datatype).
-pub fn span(dt: ffi::MPI_Datatype, count: usize) -> Span {
+/// A datatype's [`Dt`] and its extents: all a collective needs to lay
+/// out buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    /// Size, contiguity, whether predefined.
+    pub d: Dt,
+    /// True lower bound.
+    pub true_lb: isize,
+    /// True extent of one element.
+    pub true_extent: usize,
+    /// Extent of one element.
+    pub extent: usize,
+}
+
+impl Layout {
+    /// The span of `count` elements.
+    pub fn span(&self, count: usize) -> Span {
+        Span {
+            lo: self.true_lb,
+            len: if count == 0 {
+                0
+            } else {
+                (count - 1) * self.extent + self.true_extent
+            },
+            extent: self.extent,
+        }
+    }
+}
+
+/// Entries of the per-thread layout cache.
+const LAYOUTS: usize = 8;
+
+thread_local! {
+    /// Layouts of recently used predefined datatypes (their handles never
+    /// change meaning; derived types are never entered, since their handles
+    /// are reused after `MPI_Type_free`), most recent first.
+    static RECENT: core::cell::RefCell<[(usize, Option<Layout>); LAYOUTS]> =
+        const { core::cell::RefCell::new([(0, None); LAYOUTS]) };
+}
+
+/// The layout of `dt`, or `None` if it is not a valid datatype (the
+/// caller then lets the real MPI report the error). Cached per thread for
+/// predefined types.
+pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
+    let bits = dt.0.to_bits();
+    if let Some(l) = RECENT.with(|r| r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)) {
+        return Some(l);
+    }
+    let (d, named) = lookup(dt)?;
     let (mut lb, mut ext, mut tlb, mut text): (
         ffi::MPI_Aint,
         ffi::MPI_Aint,
@@ -334,21 +381,20 @@ pub fn span(dt: ffi::MPI_Datatype, count: usize) -> Span {
         ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
         ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
     }
-    let len = if count == 0 {
-        0
-    } else {
-        (count - 1) * ext.max(0) as usize + text.max(0) as usize
-    };
-    Span {
+    let l = Layout {
+        d,
         // The cast is needed where MPI_Aint is `long` (MPICH).
         #[allow(clippy::unnecessary_cast)]
-        lo: tlb as isize,
-        len,
+        true_lb: tlb as isize,
+        true_extent: text.max(0) as usize,
         extent: ext.max(0) as usize,
+    };
+    if named {
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            r.rotate_right(1);
+            r[0] = (bits, Some(l));
+        });
     }
-}
-
-/// The extent of one element of `dt` (a valid datatype).
-pub fn extent(dt: ffi::MPI_Datatype) -> usize {
-    span(dt, 1).extent
+    Some(l)
 }

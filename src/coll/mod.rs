@@ -148,6 +148,8 @@ struct Buf {
     count: usize,
     dt: ffi::MPI_Datatype,
     d: Dt,
+    /// The datatype's layout.
+    l: dt::Layout,
 }
 
 impl Buf {
@@ -158,15 +160,16 @@ impl Buf {
         if count < 0 {
             return None;
         }
-        let d = dt::info(dt)?;
-        if ptr.is_null() && count > 0 && d.contig {
+        let l = dt::layout(dt)?;
+        if ptr.is_null() && count > 0 && l.d.contig {
             return None;
         }
         Some(Buf {
             ptr: ptr as *mut u8,
             count: count as usize,
             dt,
-            d,
+            d: l.d,
+            l,
         })
     }
 
@@ -179,13 +182,8 @@ impl Buf {
     /// Piece `i` of a buffer holding consecutive pieces of `count`
     /// elements each.
     fn piece(&self, i: usize) -> Buf {
-        let ext = if self.d.contig {
-            self.d.size
-        } else {
-            dt::extent(self.dt)
-        };
         Buf {
-            ptr: self.ptr.wrapping_add(i * self.count * ext),
+            ptr: self.ptr.wrapping_add(i * self.count * self.l.extent),
             ..*self
         }
     }

@@ -17,7 +17,7 @@
 //! collectives rely on for non-commutative operations.
 
 use core::ffi::{c_char, c_int};
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 use mpi_sys as ffi;
 
@@ -191,15 +191,19 @@ pub fn valid(p: Pre, c: Class) -> bool {
 pub struct Reducer {
     op: ffi::MPI_Op,
     dt: ffi::MPI_Datatype,
+    /// Extent of one element.
+    ext: usize,
     kernel: Option<(Pre, Elem)>,
     /// The operation is commutative (every predefined one is).
     pub commute: bool,
 }
 
-/// The class and kernel element of a predefined datatype, remembered per
-/// handle (predefined handles never change meaning; derived types are never
-/// entered).
-static NAMES: Mutex<Vec<(usize, Option<TypeClass>)>> = Mutex::new(Vec::new());
+thread_local! {
+    /// The class and kernel element of a predefined datatype, remembered per
+    /// handle and thread (predefined handles never change meaning; derived types are never
+    /// entered).
+    static NAMES: RefCell<Vec<(usize, Option<TypeClass>)>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A predefined type's class and kernel element.
 type TypeClass = (Class, Option<Elem>);
@@ -209,9 +213,8 @@ fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
         return None;
     }
     let bits = dt.0.to_bits();
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = names.iter().find(|e| e.0 == bits) {
-        return e.1;
+    if let Some(c) = NAMES.with(|n| n.borrow().iter().find(|e| e.0 == bits).map(|e| e.1)) {
+        return c;
     }
     let mut buf = [0 as c_char; 160];
     let mut len: c_int = 0;
@@ -224,7 +227,7 @@ fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
     } else {
         None
     };
-    names.push((bits, class));
+    NAMES.with(|n| n.borrow_mut().push((bits, class)));
     class
 }
 
@@ -256,7 +259,8 @@ impl Reducer {
     /// a predefined operation on a type outside heapmpi's table (the real
     /// MPI then accepts it or raises its own error), `MPI_REPLACE` and
     /// `MPI_NO_OP` (one-sided only).
-    pub fn new(op: ffi::MPI_Op, dt: ffi::MPI_Datatype, named: bool) -> Option<Reducer> {
+    pub fn new(op: ffi::MPI_Op, dt: ffi::MPI_Datatype, l: &crate::dt::Layout) -> Option<Reducer> {
+        let named = l.d.named;
         if op == handles::null() || op == handles::replace() || op == handles::no_op() {
             return None;
         }
@@ -272,6 +276,7 @@ impl Reducer {
             return Some(Reducer {
                 op,
                 dt,
+                ext: l.extent,
                 kernel,
                 commute: true,
             });
@@ -287,6 +292,7 @@ impl Reducer {
         Some(Reducer {
             op,
             dt,
+            ext: l.extent,
             kernel: None,
             commute: commute != 0,
         })
@@ -314,7 +320,7 @@ impl Reducer {
             None => {
                 // Counts above INT_MAX in pieces.
                 let mut done = 0usize;
-                let ext = crate::dt::extent(self.dt);
+                let ext = self.ext;
                 while done < count {
                     let n = (count - done).min(c_int::MAX as usize);
                     // SAFETY: per the contract, on the elements

@@ -79,7 +79,7 @@ pub unsafe fn allreduce(
     if (input.is_null() || rbuf.is_null()) && count > 0 {
         return real();
     }
-    let Some(red) = Reducer::new(op, dt, recv.d.named) else {
+    let Some(red) = Reducer::new(op, dt, &recv.l) else {
         return real();
     };
     let job = Job {
@@ -87,7 +87,7 @@ pub unsafe fn allreduce(
         recv: Some(recv),
         count: recv.count,
         red,
-        sp: dt::span(dt, recv.count),
+        sp: recv.l.span(recv.count),
     };
     // SAFETY: the caller's buffers, described by `job`.
     match unsafe { run(node, &job, None) } {
@@ -120,7 +120,7 @@ pub unsafe fn reduce(
     let Some(root) = rank_ok(root, node.n) else {
         return real();
     };
-    let Some(d) = dt::info(dt) else {
+    let Some(l) = dt::layout(dt) else {
         return real();
     };
     if count < 0 {
@@ -143,7 +143,7 @@ pub unsafe fn reduce(
     if count > 0 && (input.is_null() || (me_root && rbuf.is_null())) {
         return real();
     }
-    let Some(red) = Reducer::new(op, dt, d.named) else {
+    let Some(red) = Reducer::new(op, dt, &l) else {
         return real();
     };
     let job = Job {
@@ -151,7 +151,7 @@ pub unsafe fn reduce(
         recv,
         count: count as usize,
         red,
-        sp: dt::span(dt, count as usize),
+        sp: l.span(count as usize),
     };
     // SAFETY: the caller's buffers, described by `job`.
     match unsafe { run(node, &job, Some(root)) } {
