@@ -21,7 +21,7 @@ use super::{gave_up, in_place, node, offer, ran, rank_ok, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 
 /// Where member `m` offered its data in step `s`, and the length it gave.
-fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
+pub(super) fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
     let c = node.cell(m, s);
     // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
     let (addr, len) = (
@@ -37,7 +37,7 @@ fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
 }
 
 /// Whether some member offered [`FAIL`] in step `s` (after `wait_all`).
-fn any_failed(node: &Node, s: u64) -> bool {
+pub(super) fn any_failed(node: &Node, s: u64) -> bool {
     // Relaxed: ordered by the Acquire of the step in `wait_all`.
     (0..node.n).any(|m| node.cell(m, s).addr.load(Ordering::Relaxed) == FAIL)
 }
@@ -73,6 +73,28 @@ pub unsafe fn allgather(
             None => return real(),
         }
     };
+    // SAFETY: the caller's buffers.
+    if unsafe { all_read_all(node, &send, inplace, |m| recv.piece(m)) } {
+        ran();
+        0
+    } else {
+        real()
+    }
+}
+
+/// The body of the allgathers: every member offers `send` and copies every
+/// other member's offer into `piece(m)` (its own too unless `inplace`).
+/// Returns false when every member must make the real call instead.
+///
+/// # Safety
+/// The buffers are the caller's.
+pub(super) unsafe fn all_read_all(
+    node: &Node,
+    send: &Buf,
+    inplace: bool,
+    piece: impl Fn(usize) -> Buf,
+) -> bool {
+    let me = node.me;
     let pb = send.bytes();
     let s = node.begin(1);
     let mut stage = None;
@@ -83,34 +105,33 @@ pub unsafe fn allgather(
         0
     } else {
         // SAFETY: the caller's buffer.
-        let a = unsafe { offer(&send, &mut stage) };
+        let a = unsafe { offer(send, &mut stage) };
         node.gate(s);
         a
     };
     node.publish(s, addr, pb as u64, 0);
     if !inplace {
         // SAFETY: the caller's buffers.
-        unsafe { send.copy_to(&recv.piece(me)) };
+        unsafe { send.copy_to(&piece(me)) };
     }
     node.wait_all(s);
     if any_failed(node, s) {
         node.finish(s);
         drop(stage);
         gave_up();
-        return real();
+        return false;
     }
     for m in (0..node.n).filter(|&m| m != me) {
         let (p, len) = offered(node, m, s);
         // SAFETY: member `m` keeps its piece there until we are done.
-        unsafe { recv.piece(m).unpack_from(p, len) };
+        unsafe { piece(m).unpack_from(p, len) };
     }
     node.finish(s);
     if addr != 0 {
         node.wait_done(s);
     }
     drop(stage);
-    ran();
-    0
+    true
 }
 
 /// `MPI_Gather`.
@@ -254,7 +275,7 @@ pub unsafe fn gather(
 ///
 /// # Safety
 /// `b` holds its elements; `dst` has room for `room` bytes.
-unsafe fn pack_limited(b: &Buf, dst: *mut u8, room: usize) {
+pub(super) unsafe fn pack_limited(b: &Buf, dst: *mut u8, room: usize) {
     if b.bytes() <= room {
         // SAFETY: per the contract.
         unsafe { b.pack_to(dst) };

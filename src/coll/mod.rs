@@ -19,15 +19,19 @@
 //!
 //! - [`barrier`]: the flag barrier;
 //! - [`bcast`]: broadcast and scatter (one root, every member reads);
-//! - [`reduce`]: reduce and allreduce (inline folds, split reductions);
+//! - [`reduce`]: the reductions' entry points, over [`fold`] (inline
+//!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
+//! - [`vector`]: the "v" variants (per-member counts and displacements);
 //! - [`op`]: reduction operators.
 
 mod barrier;
 mod bcast;
+mod fold;
 mod gather;
 pub mod op;
 mod reduce;
+mod vector;
 
 use core::ffi::{c_int, c_void};
 use std::cell::RefCell;
@@ -44,7 +48,8 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
-pub use reduce::{allreduce, reduce};
+pub use reduce::{allreduce, exscan, reduce, reduce_scatter, reduce_scatter_block, scan};
+pub use vector::{allgatherv, alltoallv, gatherv, scatterv};
 
 /// Whether heapmpi runs collectives (agreed by all ranks at init). Written
 /// once at init, before any communication: Relaxed.

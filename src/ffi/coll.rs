@@ -48,4 +48,44 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) }
     }
+    /// `MPI_Gatherv`.
+    fn MPI_Gatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm) }
+    }
+    /// `MPI_Scatterv`.
+    fn MPI_Scatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm) }
+    }
+    /// `MPI_Allgatherv`.
+    fn MPI_Allgatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm) }
+    }
+    /// `MPI_Alltoallv`.
+    fn MPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm) }
+    }
+    /// `MPI_Reduce_scatter_block`.
+    fn MPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce_scatter_block(sbuf, rbuf, count, dt, op, comm) }
+    }
+    /// `MPI_Reduce_scatter`.
+    fn MPI_Reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce_scatter(sbuf, rbuf, counts, dt, op, comm) }
+    }
+    /// `MPI_Scan`.
+    fn MPI_Scan(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scan(sbuf, rbuf, count, dt, op, comm) }
+    }
+    /// `MPI_Exscan`.
+    fn MPI_Exscan(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::exscan(sbuf, rbuf, count, dt, op, comm) }
+    }
 }

@@ -1,0 +1,490 @@
+//! The "v" collectives: `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`
+//! and `MPI_Alltoallv`, where counts and displacements differ per member.
+//!
+//! Only some members know every count (the root of `Gatherv` and
+//! `Scatterv`, each member its own row of `Alltoallv`), so a member that
+//! owns counts publishes, with the address of its data, a table of
+//! (offset, length) pairs, one per member, in its cell (or in a staging
+//! buffer when the table does not fit). The others look up their own entry
+//! and copy once: for `Gatherv` each member writes its piece straight into
+//! the root's receive buffer, for `Scatterv` and `Alltoallv` each member
+//! reads its piece straight from the owner's send buffer. A buffer that is
+//! not one dense run inside the heap is packed into a staging buffer
+//! first. `Allgatherv` needs no table: every member knows all counts, and
+//! it runs as the allgather does.
+//!
+//! Every decision to hand the call to the real MPI instead (no shared
+//! memory for staging) is taken by a member whose publication every member
+//! reads, so all of them make the real call together.
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use mpi_sys as ffi;
+
+use super::gather::{all_read_all, any_failed, pack_limited};
+use super::{gave_up, in_place, node, ran, rank_ok, Buf, Stage, FAIL};
+use crate::comm::node::Node;
+use crate::heap;
+
+/// A buffer of per-member pieces: piece `m` is `counts[m]` elements at
+/// displacement `displs[m]` (in extents).
+struct VBuf {
+    base: Buf,
+    counts: Vec<usize>,
+    displs: Vec<isize>,
+}
+
+impl VBuf {
+    /// The argument, if heapmpi takes it (counts non-negative).
+    ///
+    /// # Safety
+    /// `counts` and `displs` hold `n` ints each (or are null: then `None`).
+    unsafe fn new(
+        ptr: *const c_void,
+        counts: *const c_int,
+        displs: *const c_int,
+        dt: ffi::MPI_Datatype,
+        n: usize,
+    ) -> Option<VBuf> {
+        if counts.is_null() || displs.is_null() {
+            return None;
+        }
+        // SAFETY: per the contract.
+        let (c, d) = unsafe {
+            (
+                core::slice::from_raw_parts(counts, n),
+                core::slice::from_raw_parts(displs, n),
+            )
+        };
+        if c.iter().any(|&x| x < 0) {
+            return None;
+        }
+        let base = Buf::new(ptr, 0, dt)?;
+        if ptr.is_null() && c.iter().any(|&x| x > 0) && base.d.contig {
+            return None;
+        }
+        Some(VBuf {
+            base,
+            counts: c.iter().map(|&x| x as usize).collect(),
+            displs: d.iter().map(|&x| x as isize).collect(),
+        })
+    }
+
+    /// Piece `m`.
+    fn piece(&self, m: usize) -> Buf {
+        Buf {
+            ptr: self
+                .base
+                .ptr
+                .wrapping_offset(self.displs[m] * self.base.l.extent as isize),
+            count: self.counts[m],
+            ..self.base
+        }
+    }
+
+    /// Packed bytes of piece `m`.
+    fn bytes(&self, m: usize) -> usize {
+        self.counts[m] * self.base.d.size
+    }
+
+    /// Whether every piece lies, dense, inside the heap: then the pieces
+    /// are read or written in place at `displs[m] * extent`.
+    fn in_place_ok(&self) -> bool {
+        self.base.d.contig
+            && (0..self.counts.len()).all(|m| {
+                let p = self.piece(m);
+                p.count == 0 || heap::in_region(p.ptr, p.bytes())
+            })
+    }
+}
+
+/// Where a member's pieces are offered: the address of the data, the
+/// (offset, length) table, and the staging buffers that back them.
+struct Offer {
+    addr: u64,
+    table: u64,
+    _stages: Vec<Stage>,
+}
+
+/// Lays out `v`'s pieces for the others (in place, or packed into a
+/// stage) and writes the table, after the gate of step `s`. With `fill`
+/// false a stage is left empty (the others write into it).
+///
+/// # Safety
+/// `v` describes the caller's buffer.
+unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) -> Offer {
+    let n = v.counts.len();
+    let mut stages = Vec::new();
+    let mut table: Vec<u64> = Vec::with_capacity(2 * n);
+    let addr = if v.in_place_ok() && !force_stage {
+        for m in 0..n {
+            let p = v.piece(m);
+            table.push((p.ptr as u64).wrapping_sub(v.base.ptr as u64));
+            table.push(v.bytes(m) as u64);
+        }
+        v.base.ptr as u64
+    } else {
+        let total: usize = (0..n).map(|m| v.bytes(m)).sum();
+        match Stage::new(total) {
+            Some(st) => {
+                let mut off = 0usize;
+                for m in 0..n {
+                    table.push(off as u64);
+                    table.push(v.bytes(m) as u64);
+                    if fill {
+                        // SAFETY: the caller's piece; the stage has room.
+                        unsafe { v.piece(m).pack_to(st.0.add(off)) };
+                    }
+                    off += v.bytes(m);
+                }
+                let p = st.0 as u64;
+                stages.push(st);
+                p
+            }
+            None => FAIL,
+        }
+    };
+    let tbytes = table.len() * 8;
+    node.gate(s);
+    let table_addr = if tbytes <= node.inline_max {
+        // SAFETY: the cell holds `inline_max` bytes (the gate passed).
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                table.as_ptr().cast::<u8>(),
+                node.data(node.me, s),
+                tbytes,
+            )
+        };
+        0
+    } else {
+        match Stage::new(tbytes) {
+            Some(st) => {
+                // SAFETY: the stage has room.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(table.as_ptr().cast::<u8>(), st.0, tbytes)
+                };
+                let p = st.0 as u64;
+                stages.push(st);
+                p
+            }
+            None => 0,
+        }
+    };
+    let failed = addr == FAIL || (tbytes > node.inline_max && table_addr == 0);
+    Offer {
+        addr: if failed { FAIL } else { addr },
+        table: table_addr,
+        _stages: stages,
+    }
+}
+
+/// Member `m`'s table entry for member `j` in step `s`: (address, length).
+fn entry(node: &Node, m: usize, s: u64, j: usize) -> (*mut u8, usize) {
+    let c = node.cell(m, s);
+    // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
+    let (addr, t) = (
+        c.addr.load(Ordering::Relaxed),
+        c.aux.load(Ordering::Relaxed),
+    );
+    let t = if t == 0 {
+        node.data(m, s) as *const u64
+    } else {
+        t as *const u64
+    };
+    // SAFETY: member `m` offers a table of n entries there until we are
+    // done (`j < n`).
+    let (off, len) = unsafe {
+        (
+            t.add(2 * j).read_unaligned(),
+            t.add(2 * j + 1).read_unaligned(),
+        )
+    };
+    ((addr.wrapping_add(off)) as *mut u8, len as usize)
+}
+
+/// `MPI_Allgatherv`.
+///
+/// # Safety
+/// As `MPI_Allgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allgatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real =
+        || unsafe { ffi::PMPI_Allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    // SAFETY: MPI requires n counts and displacements.
+    let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, displs, rdt, node.n) }) else {
+        return real();
+    };
+    let inplace = sbuf == in_place();
+    let send = if inplace {
+        recv.piece(node.me)
+    } else {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => b,
+            None => return real(),
+        }
+    };
+    // SAFETY: the caller's buffers.
+    if unsafe { all_read_all(node, &send, inplace, |m| recv.piece(m)) } {
+        ran();
+        0
+    } else {
+        real()
+    }
+}
+
+/// `MPI_Gatherv`.
+///
+/// # Safety
+/// As `MPI_Gatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real =
+        || unsafe { ffi::PMPI_Gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(root) = rank_ok(root, node.n) else {
+        return real();
+    };
+    let me = node.me;
+    let inplace = sbuf == in_place();
+    if inplace && me != root {
+        return real();
+    }
+    let send = if inplace {
+        None
+    } else {
+        match Buf::new(sbuf, scount, sdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    };
+    let s = node.begin(1);
+    if me == root {
+        // SAFETY: MPI requires n counts and displacements at the root.
+        let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, displs, rdt, node.n) }) else {
+            // Every member has begun the step: end it for them, the same
+            // way as a failed stage, so they all make the real call.
+            node.gate(s);
+            node.publish(s, FAIL, 0, 0);
+            node.finish(s);
+            gave_up();
+            return real();
+        };
+        // The others write into our buffer, or into a stage we unpack.
+        // SAFETY: the caller's buffer.
+        let off = unsafe { offer(node, s, &recv, false, false) };
+        node.publish(s, off.addr, 0, off.table);
+        if let Some(send) = send {
+            // SAFETY: the caller's buffers.
+            unsafe { send.copy_to(&recv.piece(me)) };
+        }
+        if off.addr != FAIL {
+            node.wait_done(s);
+        }
+        node.finish(s);
+        if off.addr == FAIL {
+            gave_up();
+            return real();
+        }
+        if !recv.in_place_ok() {
+            for m in (0..node.n).filter(|&m| m != me) {
+                let (p, len) = entry(node, me, s, m);
+                // SAFETY: member `m` wrote its piece into our stage.
+                unsafe { recv.piece(m).unpack_from(p, len) };
+            }
+        }
+    } else {
+        let send = send.expect("a non-root sends");
+        let c = node.wait_cell(root, s);
+        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+        if c.addr.load(Ordering::Relaxed) == FAIL {
+            node.finish(s);
+            gave_up();
+            return real();
+        }
+        let (p, len) = entry(node, root, s, me);
+        // SAFETY: the root offers room for our piece there until every
+        // member is done.
+        unsafe { pack_limited(&send, p, len) };
+        node.finish(s);
+    }
+    ran();
+    0
+}
+
+/// `MPI_Scatterv`.
+///
+/// # Safety
+/// As `MPI_Scatterv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatterv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real =
+        || unsafe { ffi::PMPI_Scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm) };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let Some(root) = rank_ok(root, node.n) else {
+        return real();
+    };
+    let me = node.me;
+    let inplace = core::ptr::eq(rbuf, in_place());
+    if inplace && me != root {
+        return real();
+    }
+    let recv = if inplace {
+        None
+    } else {
+        match Buf::new(rbuf, rcount, rdt) {
+            Some(b) => Some(b),
+            None => return real(),
+        }
+    };
+    let s = node.begin(1);
+    if me == root {
+        // SAFETY: MPI requires n counts and displacements at the root.
+        let Some(send) = (unsafe { VBuf::new(sbuf, scounts, displs, sdt, node.n) }) else {
+            node.gate(s);
+            node.publish(s, FAIL, 0, 0);
+            node.finish(s);
+            gave_up();
+            return real();
+        };
+        // SAFETY: the caller's buffer.
+        let off = unsafe { offer(node, s, &send, true, false) };
+        node.publish(s, off.addr, 0, off.table);
+        if let Some(recv) = recv {
+            // SAFETY: the caller's buffers.
+            unsafe { send.piece(me).copy_to(&recv) };
+        }
+        if off.addr != FAIL {
+            node.wait_done(s);
+        }
+        node.finish(s);
+        if off.addr == FAIL {
+            gave_up();
+            return real();
+        }
+    } else {
+        let recv = recv.expect("a non-root receives");
+        let c = node.wait_cell(root, s);
+        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+        if c.addr.load(Ordering::Relaxed) == FAIL {
+            node.finish(s);
+            gave_up();
+            return real();
+        }
+        let (p, len) = entry(node, root, s, me);
+        // SAFETY: the root offers our piece there until every member is
+        // done.
+        unsafe { recv.unpack_from(p, len) };
+        node.finish(s);
+    }
+    ran();
+    0
+}
+
+/// `MPI_Alltoallv`.
+///
+/// # Safety
+/// As `MPI_Alltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || unsafe {
+        ffi::PMPI_Alltoallv(
+            sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+        )
+    };
+    let Some(node) = node(comm) else {
+        return real();
+    };
+    let (me, n) = (node.me, node.n);
+    // SAFETY: MPI requires n counts and displacements on every member.
+    let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, rdispls, rdt, n) }) else {
+        return real();
+    };
+    let inplace = sbuf == in_place();
+    let send = if inplace {
+        None
+    } else {
+        // SAFETY: as above.
+        match unsafe { VBuf::new(sbuf, scounts, sdispls, sdt, n) } {
+            Some(v) => Some(v),
+            None => return real(),
+        }
+    };
+    let s = node.begin(1);
+    // In place, the receive buffer is the send buffer: offer a copy, since
+    // we overwrite it while the others read.
+    let src = send.as_ref().unwrap_or(&recv);
+    // SAFETY: the caller's buffer.
+    let off = unsafe { offer(node, s, src, true, inplace) };
+    node.publish(s, off.addr, 0, off.table);
+    if let Some(send) = &send {
+        // SAFETY: the caller's buffers.
+        unsafe { send.piece(me).copy_to(&recv.piece(me)) };
+    }
+    node.wait_all(s);
+    if any_failed(node, s) {
+        node.finish(s);
+        gave_up();
+        return real();
+    }
+    for m in (0..n).filter(|&m| m != me) {
+        let (p, len) = entry(node, m, s, me);
+        // SAFETY: member `m` offers our piece there until we are done.
+        unsafe { recv.piece(m).unpack_from(p, len) };
+    }
+    node.finish(s);
+    node.wait_done(s);
+    drop(off);
+    ran();
+    0
+}
