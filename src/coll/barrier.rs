@@ -24,10 +24,31 @@ pub unsafe fn barrier(comm: ffi::MPI_Comm) -> c_int {
         // SAFETY: forwarded unchanged.
         return unsafe { ffi::PMPI_Barrier(comm) };
     };
-    let s = node.begin(1);
-    node.flag(s);
-    node.wait_all(s);
-    node.finish(s);
+    let Some(span) = &node.span else {
+        let s = node.begin(1);
+        node.flag(s);
+        node.wait_all(s);
+        node.finish(s);
+        ran();
+        return 0;
+    };
+    // Across nodes: the node's members arrive at its leader (step `s`),
+    // the leaders meet in the real barrier, and each leader releases its
+    // node (step `s + 1`).
+    let s = node.begin(2);
+    let mut rc = 0;
+    if node.me == 0 {
+        node.wait_all(s);
+        if let Some(l) = span.leaders {
+            // SAFETY: the leaders' communicator.
+            rc = unsafe { ffi::PMPI_Barrier(l.0) };
+        }
+        node.flag(s + 1);
+    } else {
+        node.flag(s);
+        node.wait_cell(0, s + 1);
+    }
+    node.finish(s + 1);
     ran();
-    0
+    rc
 }

@@ -16,7 +16,8 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{gave_up, in_place, node, offer, ran, rank_ok, Buf, FAIL};
+use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, Buf, FAIL};
+use crate::comm::node::Node;
 
 /// `MPI_Bcast`.
 ///
@@ -34,13 +35,76 @@ pub unsafe fn bcast(
     let Some(node) = node(comm) else {
         return real();
     };
-    let (Some(b), Some(root)) = (Buf::new(buf, count, dt), rank_ok(root, node.n)) else {
+    let Some(b) = Buf::new(buf, count, dt) else {
         return real();
     };
-    let bytes = b.bytes();
+    let Some(span) = &node.span else {
+        let Some(root) = rank_ok(root, node.n) else {
+            return real();
+        };
+        // SAFETY: the caller's buffer.
+        if !unsafe { node_bcast(node, Some(&b), root) } {
+            gave_up();
+            return real();
+        }
+        ran();
+        return 0;
+    };
+    if root < 0 || root as usize >= span.node_of.len() {
+        return real();
+    }
+    // Across nodes: the root's node first, then the leaders, then the
+    // other nodes, each node phase through the heap (or, should the heap
+    // fail it, through the node's own communicator).
+    let rn = span.node_of[root as usize];
+    let node_phase = |from: usize| {
+        // SAFETY: the caller's buffer.
+        if unsafe { node_bcast(node, Some(&b), from) } {
+            0
+        } else {
+            gave_up();
+            // SAFETY: the caller's arguments over the node's communicator.
+            unsafe { ffi::PMPI_Bcast(buf, count, dt, from as c_int, span.node.0) }
+        }
+    };
+    let leaders = || match span.leaders {
+        // SAFETY: the caller's arguments over the leaders' communicator.
+        Some(l) => unsafe { ffi::PMPI_Bcast(buf, count, dt, rn as c_int, l.0) },
+        None => 0,
+    };
+    let rc = if span.my_node == rn {
+        let from = node.member_of(root).expect("the root is on its own node");
+        let rc = node_phase(from);
+        if rc == 0 {
+            leaders()
+        } else {
+            rc
+        }
+    } else {
+        let rc = leaders();
+        if rc == 0 {
+            node_phase(0)
+        } else {
+            rc
+        }
+    };
+    ran();
+    rc
+}
+
+/// Broadcast among the node's members from member `root`: `b` is the
+/// root's data, and the buffer of every member that wants it (`None`: this
+/// member only takes part). Returns false when the root could not offer
+/// its data: every member then knows it.
+///
+/// # Safety
+/// `b` is the caller's buffer; the root has `Some`.
+pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bool {
     let me = node.me;
     let s = node.begin(1);
     if me == root {
+        let b = b.expect("the root offers data");
+        let bytes = b.bytes();
         let mut stage = None;
         let addr = if bytes <= node.inline_max {
             node.gate(s);
@@ -50,7 +114,7 @@ pub unsafe fn bcast(
             0
         } else {
             // SAFETY: the caller's buffer.
-            let a = unsafe { offer(&b, &mut stage) };
+            let a = unsafe { offer(b, &mut stage) };
             node.gate(s);
             a
         };
@@ -60,33 +124,27 @@ pub unsafe fn bcast(
         }
         node.finish(s);
         drop(stage);
-        if addr == FAIL {
-            gave_up();
-            return real();
-        }
-    } else {
-        let c = node.wait_cell(root, s);
-        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
-        let (addr, len) = (
-            c.addr.load(Ordering::Relaxed),
-            c.len.load(Ordering::Relaxed),
-        );
-        if addr == FAIL {
-            node.finish(s);
-            gave_up();
-            return real();
-        }
-        let src = if addr == 0 {
-            node.data(root, s) as *const u8
-        } else {
-            addr as *const u8
-        };
-        // SAFETY: the root keeps `len` bytes there until we are done.
-        unsafe { b.unpack_from(src, len as usize) };
-        node.finish(s);
+        return addr != FAIL;
     }
-    ran();
-    0
+    let c = node.wait_cell(root, s);
+    // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+    let (addr, len) = (
+        c.addr.load(Ordering::Relaxed),
+        c.len.load(Ordering::Relaxed),
+    );
+    if addr != FAIL {
+        if let Some(b) = b {
+            let src = if addr == 0 {
+                node.data(root, s) as *const u8
+            } else {
+                addr as *const u8
+            };
+            // SAFETY: the root keeps `len` bytes there until we are done.
+            unsafe { b.unpack_from(src, len as usize) };
+        }
+    }
+    node.finish(s);
+    addr != FAIL
 }
 
 /// `MPI_Scatter`.
@@ -106,7 +164,7 @@ pub unsafe fn scatter(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(root) = rank_ok(root, node.n) else {

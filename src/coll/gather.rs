@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{gave_up, in_place, node, offer, ran, rank_ok, Buf, Stage, FAIL};
+use super::{flat, gave_up, in_place, offer, ran, rank_ok, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 
 /// Where member `m` offered its data in step `s`, and the length it gave.
@@ -57,7 +57,7 @@ pub unsafe fn allgather(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(recv) = Buf::new(rbuf, rcount, rdt) else {
@@ -151,7 +151,7 @@ pub unsafe fn gather(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(root) = rank_ok(root, node.n) else {
@@ -304,7 +304,7 @@ pub unsafe fn alltoall(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(recv) = Buf::new(rbuf, rcount, rdt) else {

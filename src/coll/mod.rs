@@ -131,6 +131,17 @@ fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
     n
 }
 
+/// [`node`], for the collectives heapmpi runs only on communicators inside
+/// one node (the others go to the real MPI, counted).
+fn flat(comm: ffi::MPI_Comm) -> Option<&'static Node> {
+    let n = node(comm)?;
+    if n.span.is_some() {
+        stats::COLL_REAL.add(1);
+        return None;
+    }
+    Some(n)
+}
+
 fn comm_null() -> ffi::MPI_Comm {
     // SAFETY: reading an MPI constant.
     unsafe { ffi::RSMPI_COMM_NULL }

@@ -8,24 +8,28 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
+use super::bcast::node_bcast;
 use super::fold::{self, Job, Kind};
 use super::op::Reducer;
-use super::{in_place, node, ran, rank_ok, Buf};
+use super::{flat, gave_up, in_place, node, ran, rank_ok, Buf};
 use crate::comm::node::Node;
 use crate::dt::{self, Layout};
 
 /// What every reduction checks first: the node state, the datatype's
 /// layout and the operator.
+/// Only Reduce and Allreduce run across nodes (`spanning`); the others
+/// leave such communicators to the real MPI.
 fn common(
     comm: ffi::MPI_Comm,
     count: c_int,
     dt: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
+    spanning: bool,
 ) -> Option<(&'static Node, Layout, Reducer)> {
     if count < 0 {
         return None;
     }
-    let node = node(comm)?;
+    let node = if spanning { node(comm)? } else { flat(comm)? };
     let l = dt::layout(dt)?;
     let red = Reducer::new(op, dt, &l)?;
     Some((node, l, red))
@@ -69,13 +73,50 @@ pub unsafe fn allreduce(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm) };
-    let Some((node, l, red)) = common(comm, count, dt, op) else {
+    let Some((node, l, red)) = common(comm, count, dt, op, true) else {
         return real();
     };
     let (Some(recv), Some(input)) = (Buf::new(rbuf, count, dt), input(sbuf, rbuf, count as usize))
     else {
         return real();
     };
+    if let Some(span) = &node.span {
+        if !red.commute && !span.consecutive {
+            return real();
+        }
+        if count == 0 {
+            ran();
+            return 0;
+        }
+        // Across nodes: reduce to the node's leader (into its receive
+        // buffer), leaders all-reduce in place, the node's leader
+        // broadcasts.
+        let leader = node.me == 0;
+        let job = Job {
+            kind: Kind::Reduce(0),
+            input,
+            count: count as usize,
+            recv: leader.then_some(recv),
+            red,
+            l,
+            blocks: &[],
+        };
+        // SAFETY: the caller's buffers; the leader's receive buffer is
+        // read again only after the node phase.
+        let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
+        if rc == 0 {
+            if let Some(lc) = span.leaders {
+                // SAFETY: the caller's buffer and arguments.
+                rc = unsafe { ffi::PMPI_Allreduce(in_place(), rbuf, count, dt, op, lc.0) };
+            }
+        }
+        if rc == 0 {
+            // SAFETY: the caller's buffer.
+            rc = unsafe { node_phase_bcast(node, &recv, rbuf, count, dt) };
+        }
+        ran();
+        return rc;
+    }
     let job = Job {
         kind: Kind::Allreduce,
         input,
@@ -108,9 +149,33 @@ pub unsafe fn reduce(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm) };
-    let Some((node, l, red)) = common(comm, count, dt, op) else {
+    let Some((node, l, red)) = common(comm, count, dt, op, true) else {
         return real();
     };
+    if let Some(span) = &node.span {
+        let bad_root = root < 0 || root as usize >= span.node_of.len();
+        if bad_root || (!red.commute && !span.consecutive) {
+            return real();
+        }
+        let me_root = node.ranks[node.me] == root;
+        if sbuf == in_place() && !me_root {
+            return real();
+        }
+        let Some(input) = input(sbuf, rbuf, count as usize) else {
+            return real();
+        };
+        if me_root && rbuf.is_null() && count > 0 {
+            return real();
+        }
+        if count == 0 {
+            ran();
+            return 0;
+        }
+        // SAFETY: the caller's arguments, checked.
+        let rc = unsafe { spanning_reduce(node, span, l, red, input, rbuf, count, dt, op, root) };
+        ran();
+        return rc;
+    }
     let Some(root) = rank_ok(root, node.n) else {
         return real();
     };
@@ -203,7 +268,7 @@ pub unsafe fn reduce_scatter_block(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let real = || unsafe { ffi::PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm) };
-    let Some((node, l, red)) = common(comm, count, dt, op) else {
+    let Some((node, l, red)) = common(comm, count, dt, op, false) else {
         return real();
     };
     // SAFETY: the caller's arguments.
@@ -230,7 +295,7 @@ pub unsafe fn reduce_scatter(
     if counts.is_null() {
         return real();
     }
-    let Some((node, l, red)) = common(comm, 0, dt, op) else {
+    let Some((node, l, red)) = common(comm, 0, dt, op, false) else {
         return real();
     };
     // SAFETY: MPI requires `counts` to hold one count per member.
@@ -257,7 +322,7 @@ unsafe fn prefix(
     comm: ffi::MPI_Comm,
     real: impl Fn() -> c_int,
 ) -> c_int {
-    let Some((node, l, red)) = common(comm, count, dt, op) else {
+    let Some((node, l, red)) = common(comm, count, dt, op, false) else {
         return real();
     };
     let (Some(recv), Some(input)) = (Buf::new(rbuf, count, dt), input(sbuf, rbuf, count as usize))
@@ -318,4 +383,165 @@ pub unsafe fn exscan(
     let real = || unsafe { ffi::PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) };
     // SAFETY: the caller's arguments.
     unsafe { prefix(Kind::Exscan, sbuf, rbuf, count, dt, op, comm, real) }
+}
+
+/// The node phase of a reduction across nodes: `job` reduces to the
+/// node's leader (into `job.recv`); should the heap fail it, the node's
+/// own communicator does.
+///
+/// # Safety
+/// The job's buffers are the caller's.
+unsafe fn node_reduce(
+    node: &Node,
+    job: &Job,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+) -> c_int {
+    // SAFETY: per the contract.
+    if unsafe { fold::run(node, job) } {
+        return 0;
+    }
+    gave_up();
+    let span = node.span.as_ref().expect("a node phase spans nodes");
+    let target = job
+        .recv
+        .map_or(core::ptr::null_mut(), |b| b.ptr as *mut c_void);
+    let send = if core::ptr::eq(job.input, target as *const u8) {
+        in_place()
+    } else {
+        job.input as *const c_void
+    };
+    // SAFETY: the caller's buffers over the node's communicator.
+    unsafe { ffi::PMPI_Reduce(send, target, count, dt, op, 0, span.node.0) }
+}
+
+/// The last node phase: the node's leader broadcasts `b`.
+///
+/// # Safety
+/// `b` is the caller's buffer (`ptr`, `count`, `dt`).
+unsafe fn node_phase_bcast(
+    node: &Node,
+    b: &Buf,
+    ptr: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+) -> c_int {
+    // SAFETY: per the contract.
+    if unsafe { node_bcast(node, Some(b), 0) } {
+        return 0;
+    }
+    gave_up();
+    let span = node.span.as_ref().expect("a node phase spans nodes");
+    // SAFETY: per the contract, over the node's communicator.
+    unsafe { ffi::PMPI_Bcast(ptr, count, dt, 0, span.node.0) }
+}
+
+/// `MPI_Reduce` across nodes: each node reduces to its leader, the leaders
+/// reduce to the root's leader, which hands the result to the root.
+///
+/// # Safety
+/// As `MPI_Reduce`; `input` is the checked input buffer.
+#[allow(clippy::too_many_arguments)]
+unsafe fn spanning_reduce(
+    node: &Node,
+    span: &crate::comm::node::Span,
+    l: Layout,
+    red: Reducer,
+    input: *const u8,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: c_int,
+) -> c_int {
+    let me_root = node.ranks[node.me] == root;
+    let leader = node.me == 0;
+    let rn = span.node_of[root as usize];
+    let here = span.my_node == rn;
+    // Whether the root leads its node (the same answer on all its members).
+    let root_leads = node.ranks[0] == root;
+    // The leader's partial result: the root's own buffer when the leader is
+    // the root, else a private buffer of the data's span.
+    let sp = l.span(count as usize);
+    let mut tmp = vec![0u8; if leader && !me_root { sp.len } else { 0 }];
+    let tmp_base = tmp.as_mut_ptr().wrapping_offset(-sp.lo);
+    let target = if me_root {
+        rbuf
+    } else {
+        tmp_base as *mut c_void
+    };
+    let Some(tb) = Buf::new(target, count, dt) else {
+        return ffi::MPI_ERR_TYPE as c_int;
+    };
+    let job = Job {
+        kind: Kind::Reduce(0),
+        input,
+        count: count as usize,
+        recv: leader.then_some(tb),
+        red,
+        l,
+        blocks: &[],
+    };
+    // SAFETY: the caller's buffers and ours.
+    let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
+    if rc == 0 {
+        if let Some(lc) = span.leaders {
+            // SAFETY: our buffer (or the root's) over the leaders'
+            // communicator. The root's leader sends a copy of its partial
+            // result rather than `MPI_IN_PLACE`: MPICH 4.0's reduce crashes
+            // on `MPI_IN_PLACE` at a root other than 0 (its
+            // reduce-scatter-gather algorithm, 8000 bytes of doubles).
+            rc = unsafe {
+                if here {
+                    let mut part = vec![0u8; sp.len];
+                    core::ptr::copy_nonoverlapping(
+                        (target as *const u8).wrapping_offset(sp.lo),
+                        part.as_mut_ptr(),
+                        sp.len,
+                    );
+                    let part_base = part.as_ptr().wrapping_offset(-sp.lo);
+                    ffi::PMPI_Reduce(part_base.cast(), target, count, dt, op, rn as c_int, lc.0)
+                } else {
+                    ffi::PMPI_Reduce(
+                        target,
+                        core::ptr::null_mut(),
+                        count,
+                        dt,
+                        op,
+                        rn as c_int,
+                        lc.0,
+                    )
+                }
+            };
+        }
+    }
+    if here && !root_leads {
+        // The leader hands the result to the root: a broadcast among the
+        // node's members that only the root reads.
+        let root_member = node.member_of(root).expect("the root is on its own node");
+        let mine = if leader || me_root { Some(tb) } else { None };
+        // SAFETY: our buffer (leader) or the caller's (root).
+        if !unsafe { node_bcast(node, mine.as_ref(), 0) } {
+            gave_up();
+            // SAFETY: the same buffers, over the node's communicator.
+            unsafe {
+                if leader {
+                    rc = ffi::PMPI_Send(target, count, dt, root_member as c_int, 0, span.node.0);
+                } else if me_root {
+                    rc = ffi::PMPI_Recv(
+                        rbuf,
+                        count,
+                        dt,
+                        0,
+                        0,
+                        span.node.0,
+                        ffi::RSMPI_STATUS_IGNORE,
+                    );
+                }
+            }
+        }
+    }
+    drop(tmp);
+    rc
 }

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::gather::{all_read_all, any_failed, pack_limited};
-use super::{gave_up, in_place, node, ran, rank_ok, Buf, Stage, FAIL};
+use super::{flat, gave_up, in_place, ran, rank_ok, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 use crate::heap;
 
@@ -221,7 +221,7 @@ pub unsafe fn allgatherv(
     // SAFETY: forwarded unchanged.
     let real =
         || unsafe { ffi::PMPI_Allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     // SAFETY: MPI requires n counts and displacements.
@@ -265,7 +265,7 @@ pub unsafe fn gatherv(
     // SAFETY: forwarded unchanged.
     let real =
         || unsafe { ffi::PMPI_Gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(root) = rank_ok(root, node.n) else {
@@ -357,7 +357,7 @@ pub unsafe fn scatterv(
     // SAFETY: forwarded unchanged.
     let real =
         || unsafe { ffi::PMPI_Scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm) };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let Some(root) = rank_ok(root, node.n) else {
@@ -442,7 +442,7 @@ pub unsafe fn alltoallv(
             sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
         )
     };
-    let Some(node) = node(comm) else {
+    let Some(node) = flat(comm) else {
         return real();
     };
     let (me, n) = (node.me, node.n);

@@ -14,7 +14,7 @@
 //! real MPI.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use mpi_sys as ffi;
 
@@ -36,6 +36,11 @@ pub struct CommInfo {
     pub local: Box<[u32]>,
     /// How many ranks are on other nodes.
     pub n_remote: u32,
+    /// Every member keeps infos (agreed at creation; for `MPI_COMM_WORLD`
+    /// at init). Spanning nodes, heapmpi may take a collective only then:
+    /// a member without infos always makes the real call.
+    /// Relaxed: written before the communicator is used (creation, init).
+    pub complete: AtomicBool,
     /// Node-level state, made by the first collective call that needs it
     /// (see [`node::Node::create`]); `None` inside when the communicator
     /// gets none.
@@ -127,7 +132,7 @@ fn init_keyval() -> bool {
 
 /// Whether this rank keeps communicator infos (its node's ranks agreed in
 /// [`start`]). Written once at init, before any communication: Relaxed.
-static ACTIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Whether this rank keeps communicator infos.
 pub fn active() -> bool {
@@ -230,6 +235,8 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             size,
             local,
             n_remote,
+            // Until agreed: on its own node every member keeps infos.
+            complete: AtomicBool::new(n_remote == 0),
             node: std::sync::OnceLock::new(),
         })
     }
@@ -245,6 +252,18 @@ fn attach(comm: ffi::MPI_Comm, info: CommInfo) {
         // SAFETY: not attached, still ours.
         drop(unsafe { Box::from_raw(p) });
     }
+}
+
+/// Records that every rank of the job keeps infos (agreed in `MPI_Init`,
+/// after [`start`]): `MPI_COMM_WORLD`'s info becomes complete.
+pub fn set_world_complete() {
+    // SAFETY: reading an MPI constant.
+    let Some(info) = lookup(unsafe { ffi::RSMPI_COMM_WORLD }) else {
+        return;
+    };
+    // Relaxed: MPI_Init has not returned; the program learns of the
+    // communicator through it.
+    info.complete.store(true, Ordering::Relaxed);
 }
 
 /// Registers a predefined communicator with a fixed id (init only).
@@ -266,15 +285,17 @@ pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     if unsafe { ffi::PMPI_Comm_test_inter(comm, &mut inter) } != 0 || inter != 0 {
         return;
     }
-    let mine: u64 = crate::sys::random_u64() | (1 << 63);
-    let mut id: u64 = 0;
-    // SAFETY: one u64 each way; every member of `comm` calls this right
+    // The id proposal, and whether some member keeps no infos (then the
+    // communicator is not `complete`).
+    let mine: [u64; 2] = [crate::sys::random_u64() | (1 << 63), node.is_none() as u64];
+    let mut agreed = [0u64; 2];
+    // SAFETY: two u64s each way; every member of `comm` calls this right
     // after the same creating call (it is collective over them).
     let rc = unsafe {
         ffi::PMPI_Allreduce(
-            (&mine as *const u64).cast(),
-            (&mut id as *mut u64).cast(),
-            1,
+            mine.as_ptr().cast(),
+            agreed.as_mut_ptr().cast(),
+            2,
             ffi::RSMPI_UINT64_T,
             ffi::RSMPI_MAX,
             comm,
@@ -283,7 +304,8 @@ pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     if rc != 0 {
         return;
     }
-    if let Some(info) = node.and_then(|n| build(comm, n, id)) {
+    if let Some(info) = node.and_then(|n| build(comm, n, agreed[0])) {
+        info.complete.store(agreed[1] == 0, Ordering::Relaxed);
         attach(comm, info);
     }
 }

@@ -117,9 +117,9 @@ fn sweep() {
 /// A communicator's node-level state on one member.
 pub struct Node {
     block: *mut u8,
-    /// Members on this node (the communicator's size: see [`Node::create`]).
+    /// Members on this node.
     pub n: usize,
-    /// This member's index.
+    /// This member's index among them.
     pub me: usize,
     /// Inline data bytes per cell.
     pub inline_max: usize,
@@ -129,6 +129,49 @@ pub struct Node {
     seq: AtomicU64,
     /// Per member: a step it is known to be done with.
     seen: Box<[AtomicU64]>,
+    /// The communicator's ranks of this node's members, in member order
+    /// (rank order): member 0 is the node's leader.
+    pub ranks: Box<[i32]>,
+    /// For a communicator that spans nodes: how the nodes meet.
+    pub span: Option<Span>,
+}
+
+/// An MPI communicator handle kept in the state (Open MPI's handles are
+/// pointers, hence not `Send`/`Sync` by themselves).
+#[derive(Clone, Copy)]
+pub struct Handle(pub ffi::MPI_Comm);
+
+// SAFETY: an MPI handle is a process-wide identifier; MPI defines which
+// threads may use it (here: the thread in a collective on the owning
+// communicator, one at a time).
+unsafe impl Send for Handle {}
+// SAFETY: as above.
+unsafe impl Sync for Handle {}
+
+/// How the nodes of a communicator that spans nodes meet: each node's
+/// leader (its lowest rank) talks to the other leaders through the real
+/// MPI.
+pub struct Span {
+    /// The leaders' communicator (ranks in node order), on leaders only.
+    pub leaders: Option<Handle>,
+    /// This node's members as a real communicator (member order), for the
+    /// node phase when the heap cannot serve it.
+    pub node: Handle,
+    /// For each rank of the communicator, the index of its node (its
+    /// leader's rank among the leaders).
+    pub node_of: Box<[u32]>,
+    /// This member's node.
+    pub my_node: u32,
+    /// Every node's ranks are consecutive: combining node by node is
+    /// combining in rank order (needed for non-commutative operations).
+    pub consecutive: bool,
+}
+
+impl Node {
+    /// This node's member of communicator rank `r`, if it is here.
+    pub fn member_of(&self, r: i32) -> Option<usize> {
+        self.ranks.binary_search(&r).ok()
+    }
 }
 
 // SAFETY: the block lives in the shared heap for as long as any member holds
@@ -142,18 +185,30 @@ unsafe impl Sync for Node {}
 
 impl Node {
     /// Makes the state of `comm` (collective over `comm`: called by every
-    /// member in the same collective call). Only communicators whose members
-    /// all share this node, with at least two members, get one; the others
-    /// get `None` on every member alike (`info` says the same everywhere).
+    /// member in the same collective call). A communicator of one rank gets
+    /// none; one that spans nodes gets a [`Span`] when every member keeps
+    /// infos (`complete`), none otherwise. Every member decides alike:
+    /// `info` says the same everywhere, and the calls below are collective.
     pub fn create(info: &CommInfo, comm: ffi::MPI_Comm, cell: usize) -> Option<Node> {
-        if info.n_remote != 0 || info.size < 2 || !heap::is_active() {
+        if info.size < 2 || !heap::is_active() {
             return None;
         }
+        let ranks: Box<[i32]> = (0..info.size)
+            .filter(|&r| info.local_index(r).is_some())
+            .collect();
+        let span = if info.n_remote == 0 {
+            None
+        } else if info.complete.load(Ordering::Relaxed) {
+            Some(Span::create(info, comm, ranks[0])?)
+        } else {
+            return None;
+        };
         sweep();
-        let n = info.size as usize;
+        let n = ranks.len();
+        let me = ranks.binary_search(&info.rank).ok()?;
         let cell = cell.next_multiple_of(LINE);
         let mut addr: u64 = 0;
-        if info.rank == 0 {
+        if me == 0 {
             let size = block_size(n, cell);
             let b = heap::alloc_shared(LINE, size);
             if !b.is_null() {
@@ -169,19 +224,50 @@ impl Node {
                 addr = b as u64;
             }
         }
-        // SAFETY: one u64 from rank 0 to all; every member calls this in the
-        // same collective call. The broadcast orders the zeroing above
-        // before any member's use.
+        // The node's members learn the block (rank 0 of the node's own
+        // communicator is its leader); without a span, the node is the
+        // communicator. Then all members of the communicator agree that
+        // every node has one, or none uses any.
+        let bcast_comm = span.as_ref().map_or(comm, |s| s.node.0);
+        // SAFETY: one u64 from the node's leader to its members; every
+        // member calls this in the same collective call. The broadcast
+        // orders the zeroing above before any member's use.
         let rc = unsafe {
             ffi::PMPI_Bcast(
                 (&mut addr as *mut u64).cast(),
                 1,
                 ffi::RSMPI_UINT64_T,
                 0,
-                comm,
+                bcast_comm,
             )
         };
-        if rc != 0 || addr == 0 {
+        let ok = rc == 0 && addr != 0;
+        let all_ok = match &span {
+            None => ok,
+            Some(_) => {
+                let (mine, mut all): (c_int, c_int) = (ok as c_int, 0);
+                // SAFETY: one int each way over `comm`, same call everywhere.
+                let rc = unsafe {
+                    ffi::PMPI_Allreduce(
+                        (&mine as *const c_int).cast(),
+                        (&mut all as *mut c_int).cast(),
+                        1,
+                        ffi::RSMPI_INT32_T,
+                        ffi::RSMPI_MIN,
+                        comm,
+                    )
+                };
+                rc == 0 && all == 1
+            }
+        };
+        if !all_ok {
+            if ok && me == 0 {
+                // SAFETY: our block; every member drops it unused.
+                unsafe { heap::free(addr as *mut u8) };
+            }
+            if let Some(s) = span {
+                s.free();
+            }
             return None;
         }
         let block = addr as *mut u8;
@@ -190,12 +276,14 @@ impl Node {
         Some(Node {
             block,
             n: head.n as usize,
-            me: info.rank as usize,
+            me,
             inline_max: head.cell as usize + CELL_HEAD,
             cell: head.cell as usize,
-            owner: info.rank == 0,
+            owner: me == 0,
             seq: AtomicU64::new(0),
             seen: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            ranks,
+            span,
         })
     }
 
@@ -328,8 +416,76 @@ impl Node {
     }
 }
 
+impl Span {
+    /// Makes the node and leader communicators (collective over `comm`) and
+    /// learns every rank's node. `leader` is this node's lowest rank.
+    fn create(info: &CommInfo, comm: ffi::MPI_Comm, leader: i32) -> Option<Span> {
+        let size = info.size as usize;
+        let mut leader_of = vec![0 as c_int; size];
+        // SAFETY: one int from every member, every member's in return; the
+        // same call on every member.
+        let rc = unsafe {
+            ffi::PMPI_Allgather(
+                (&leader as *const c_int).cast(),
+                1,
+                ffi::RSMPI_INT32_T,
+                leader_of.as_mut_ptr().cast(),
+                1,
+                ffi::RSMPI_INT32_T,
+                comm,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        let mut leaders: Vec<c_int> = leader_of.clone();
+        leaders.sort_unstable();
+        leaders.dedup();
+        let node_of: Box<[u32]> = leader_of
+            .iter()
+            .map(|l| leaders.binary_search(l).unwrap_or(0) as u32)
+            .collect();
+        // Consecutive: ranks of one node never resume after another node's.
+        let consecutive = node_of.windows(2).all(|w| w[0] <= w[1]);
+        // SAFETY: reading MPI constants; collective splits over `comm`,
+        // made by every member in the same call.
+        let (node, lead) = unsafe {
+            let mut node = ffi::RSMPI_COMM_NULL;
+            let mut lead = ffi::RSMPI_COMM_NULL;
+            let is_leader = info.rank == leader;
+            let a = ffi::PMPI_Comm_split(comm, leader, info.rank, &mut node);
+            let color = if is_leader { 0 } else { ffi::RSMPI_UNDEFINED };
+            let b = ffi::PMPI_Comm_split(comm, color, info.rank, &mut lead);
+            if a != 0 || b != 0 {
+                return None;
+            }
+            (node, lead)
+        };
+        // SAFETY: reading an MPI constant.
+        let null = unsafe { ffi::RSMPI_COMM_NULL };
+        Some(Span {
+            leaders: (lead != null).then_some(Handle(lead)),
+            node: Handle(node),
+            my_node: node_of[info.rank as usize],
+            node_of,
+            consecutive,
+        })
+    }
+
+    /// Frees the communicators.
+    fn free(self) {
+        for mut c in [Some(self.node), self.leaders].into_iter().flatten() {
+            // SAFETY: our own communicators, no longer used.
+            unsafe { ffi::PMPI_Comm_free(&mut c.0) };
+        }
+    }
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
+        if let Some(s) = self.span.take() {
+            s.free();
+        }
         // SAFETY: the block is live: this member's reference is dropped
         // only here.
         let head = unsafe { &*(self.block as *const Head) };

@@ -258,12 +258,16 @@ pub fn after_init() {
     let mut first = [
         if notable { world_rank } else { i32::MAX },
         -(infos_here as i32),
+        infos_here as i32,
     ];
     // SAFETY: reading an MPI constant.
     let agreed = world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN });
     // Relaxed: written once here, before the program makes any other MPI
     // call; later readers learned of initialisation through MPI.
     REGISTER.store(agreed && first[1] < 0, Ordering::Relaxed);
+    if agreed && first[2] == 1 {
+        crate::comm::set_world_complete();
+    }
     if agreed && first[0] == world_rank {
         match &out.heap {
             Err(e) => crate::eprint_noalloc!(
