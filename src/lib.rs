@@ -1,5 +1,5 @@
-//! heapmpi: one-copy MPI point-to-point between ranks on the same node,
-//! without recompiling the program.
+//! heapmpi: one-copy MPI point-to-point and collectives between ranks on
+//! the same node, without recompiling the program.
 //!
 //! The library overrides the malloc family so that every node-local rank's
 //! heap lives in one shared-memory region mapped at the same virtual address
@@ -8,8 +8,11 @@
 //! linking with `-Wl,--wrap` (`wrappers/heapmpicc`).
 //!
 //! Layout: [`ffi`] holds every exported C symbol (thin); [`heap`] the
-//! allocator and the shared region; [`mpi`] start-up and shut-down; [`sys`]
-//! every OS call; [`config`] and [`stats`] the settings and counters.
+//! allocator and the shared region; [`mpi`] start-up and shut-down;
+//! [`comm`] which ranks of a communicator share the node, and their shared
+//! control block; [`p2p`] point-to-point and [`coll`] collectives over it;
+//! [`dt`] datatypes; [`sys`] every OS call; [`config`] and [`stats`] the
+//! settings and counters.
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
