@@ -35,7 +35,7 @@ static NAMED: AtomicI32 = AtomicI32::new(i32::MIN);
 /// A private duplicate of `MPI_COMM_SELF` with `MPI_ERRORS_RETURN`, for
 /// probing datatypes without raising errors on the program's handlers.
 /// Set once at init (before any communication).
-static CHECK_COMM: std::sync::OnceLock<crate::mpi::Comm> = std::sync::OnceLock::new();
+static CHECK_COMM: std::sync::OnceLock<crate::raw::Comm> = std::sync::OnceLock::new();
 
 /// The private duplicate of `MPI_COMM_SELF` whose errors return (made at
 /// init), for local work that must not raise on the program's handlers.
@@ -53,7 +53,7 @@ pub fn init() {
     unsafe {
         if ffi::PMPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut c) == 0 {
             ffi::PMPI_Comm_set_errhandler(c, ffi::RSMPI_ERRORS_RETURN);
-            let _ = CHECK_COMM.set(crate::mpi::Comm(c));
+            let _ = CHECK_COMM.set(crate::raw::Comm(c));
         }
     }
     let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);

@@ -924,7 +924,7 @@ unsafe fn created(
     // SAFETY: reading an MPI constant; the constructor's out-handle.
     unsafe {
         let mut c = ffi::RSMPI_COMM_NULL;
-        let rc = api::comm_created(make(&mut c), &mut c);
+        let rc = crate::comm::created(make(&mut c), &mut c);
         if rc == 0 {
             set_comm(newcomm, c);
         }

@@ -3,7 +3,7 @@
 //!
 //! Every intra-communicator created through a call heapmpi intercepts
 //! (`MPI_COMM_WORLD` and `MPI_COMM_SELF` at init; `Comm_dup`, `Comm_split`,
-//! `Comm_create`, ... afterwards, see `p2p::api::comm_created`) gets a
+//! `Comm_create`, ... afterwards, see [`created`]) gets a
 //! [`CommInfo`] cached as an MPI attribute: an id agreed by all its members
 //! (messages carry it, since handles differ between processes) and, for each
 //! rank in it, the node-local index of that process or [`NOT_LOCAL`]. The
@@ -139,6 +139,44 @@ pub fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
 }
 
+/// The node communicator infos are built against (set by [`start`]).
+static NODE: std::sync::OnceLock<crate::raw::Comm> = std::sync::OnceLock::new();
+
+/// Some rank of the job keeps infos, so every rank takes part in
+/// registering new communicators (registration is collective over each).
+/// Written once at init (see [`set_registering`]), before any
+/// communication: Relaxed.
+static REGISTERING: AtomicBool = AtomicBool::new(false);
+
+/// Records the job's decision on registering new communicators (agreed in
+/// `MPI_Init`: on as soon as any rank keeps infos).
+pub fn set_registering(on: bool) {
+    REGISTERING.store(on, Ordering::Relaxed);
+}
+
+/// After a call that creates a communicator returned `rc` and wrote
+/// `*newcomm`: registers it when the job registers communicators
+/// (collective over its members, like the call itself). A rank that keeps
+/// no infos still takes part in the agreement, so the members never
+/// disagree on the collective they make. Returns `rc`.
+///
+/// # Safety
+/// `newcomm` is the creating call's out-pointer.
+pub unsafe fn created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    if rc != 0 || !REGISTERING.load(Ordering::Relaxed) || newcomm.is_null() {
+        return rc;
+    }
+    // SAFETY: the creating call succeeded, so `*newcomm` is written.
+    let c = unsafe { *newcomm };
+    // SAFETY: reading an MPI constant.
+    if c == unsafe { ffi::RSMPI_COMM_NULL } {
+        return rc;
+    }
+    let node = NODE.get().filter(|_| active()).map(|n| n.0);
+    register_new(c, node);
+    rc
+}
+
 /// Sets the layer up once the shared heap is active on this node (called
 /// on every rank of the node, from `MPI_Init`): the keyval, the datatype
 /// layer, and the infos of `MPI_COMM_WORLD` and `MPI_COMM_SELF`. The
@@ -164,6 +202,7 @@ pub fn start(node: ffi::MPI_Comm) -> bool {
         return false;
     }
     crate::dt::init();
+    let _ = NODE.set(crate::raw::Comm(node));
     // SAFETY: reading MPI constants.
     unsafe {
         register_fixed(ffi::RSMPI_COMM_WORLD, node, WORLD_ID);
@@ -273,13 +312,14 @@ fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
     }
 }
 
-/// Registers a communicator just created by an intercepted call. Collective
+/// Registers a communicator just created by an intercepted call (see
+/// [`created`]). Collective
 /// over `comm`: the members agree on a random 63-bit id (the largest
 /// proposal), so two communicators sharing two processes get the same id
 /// only with probability 2^-63.
 /// Without `node` (this rank keeps no infos), the rank only takes part in
 /// the agreement.
-pub fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
+fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     let mut inter: c_int = 0;
     // SAFETY: valid communicator, valid out-pointer.
     if unsafe { ffi::PMPI_Comm_test_inter(comm, &mut inter) } != 0 || inter != 0 {

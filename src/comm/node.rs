@@ -44,6 +44,7 @@ use mpi_sys as ffi;
 
 use super::CommInfo;
 use crate::heap;
+use crate::raw::Comm;
 
 /// A cache line.
 pub const LINE: usize = 64;
@@ -136,27 +137,15 @@ pub struct Node {
     pub span: Option<Span>,
 }
 
-/// An MPI communicator handle kept in the state (Open MPI's handles are
-/// pointers, hence not `Send`/`Sync` by themselves).
-#[derive(Clone, Copy)]
-pub struct Handle(pub ffi::MPI_Comm);
-
-// SAFETY: an MPI handle is a process-wide identifier; MPI defines which
-// threads may use it (here: the thread in a collective on the owning
-// communicator, one at a time).
-unsafe impl Send for Handle {}
-// SAFETY: as above.
-unsafe impl Sync for Handle {}
-
 /// How the nodes of a communicator that spans nodes meet: each node's
 /// leader (its lowest rank) talks to the other leaders through the real
 /// MPI.
 pub struct Span {
     /// The leaders' communicator (ranks in node order), on leaders only.
-    pub leaders: Option<Handle>,
+    pub leaders: Option<Comm>,
     /// This node's members as a real communicator (member order), for the
     /// node phase when the heap cannot serve it.
-    pub node: Handle,
+    pub node: Comm,
     /// For each rank of the communicator, the index of its node (its
     /// leader's rank among the leaders).
     pub node_of: Box<[u32]>,
@@ -464,8 +453,8 @@ impl Span {
         // SAFETY: reading an MPI constant.
         let null = unsafe { ffi::RSMPI_COMM_NULL };
         Some(Span {
-            leaders: (lead != null).then_some(Handle(lead)),
-            node: Handle(node),
+            leaders: (lead != null).then_some(Comm(lead)),
+            node: Comm(node),
             my_node: node_of[info.rank as usize],
             node_of,
             consecutive,

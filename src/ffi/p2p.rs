@@ -192,57 +192,57 @@ c_exports! {
     /// `MPI_Comm_dup`.
     fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_dup(comm, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_dup(comm, newcomm), newcomm) }
     }
     /// `MPI_Comm_dup_with_info`.
     fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm) }
     }
     /// `MPI_Comm_split`.
     fn MPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_split(comm, color, key, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_split(comm, color, key, newcomm), newcomm) }
     }
     /// `MPI_Comm_split_type`.
     fn MPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm) }
     }
     /// `MPI_Comm_create`.
     fn MPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_create(comm, group, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_create(comm, group, newcomm), newcomm) }
     }
     /// `MPI_Comm_create_group`.
     fn MPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm) }
     }
     /// `MPI_Cart_create`.
     fn MPI_Cart_create(comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Cart_create(comm, ndims, dims as _, periods as _, reorder, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Cart_create(comm, ndims, dims as _, periods as _, reorder, newcomm), newcomm) }
     }
     /// `MPI_Cart_sub`.
     fn MPI_Cart_sub(comm: MPI_Comm, remain: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Cart_sub(comm, remain as _, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Cart_sub(comm, remain as _, newcomm), newcomm) }
     }
     /// `MPI_Graph_create`.
     fn MPI_Graph_create(comm: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, reorder: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Graph_create(comm, nnodes, index as _, edges as _, reorder, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Graph_create(comm, nnodes, index as _, edges as _, reorder, newcomm), newcomm) }
     }
     /// `MPI_Dist_graph_create`.
     fn MPI_Dist_graph_create(comm: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, dests: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Dist_graph_create(comm, n, sources as _, degrees as _, dests as _, weights as _, info, reorder, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Dist_graph_create(comm, n, sources as _, degrees as _, dests as _, weights as _, info, reorder, newcomm), newcomm) }
     }
     /// `MPI_Dist_graph_create_adjacent`.
     fn MPI_Dist_graph_create_adjacent(comm: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, dests: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Dist_graph_create_adjacent(comm, indegree, sources as _, sourceweights as _, outdegree, dests as _, destweights as _, info, reorder, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Dist_graph_create_adjacent(comm, indegree, sources as _, sourceweights as _, outdegree, dests as _, destweights as _, info, reorder, newcomm), newcomm) }
     }
     /// `MPI_Request_c2f`.
     fn MPI_Request_c2f(req: MPI_Request) -> c_int {
@@ -278,6 +278,6 @@ c_exports! {
     /// `MPI_Intercomm_merge`.
     fn MPI_Intercomm_merge(inter: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::comm_created(mpi_sys::PMPI_Intercomm_merge(inter, high, newcomm), newcomm) }
+        unsafe { crate::comm::created(mpi_sys::PMPI_Intercomm_merge(inter, high, newcomm), newcomm) }
     }
 }

@@ -13,7 +13,6 @@
 
 use core::ffi::{c_char, c_int, c_void};
 use core::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use mpi_sys as ffi;
@@ -23,17 +22,7 @@ use crate::heap::{self, arena::Backing, region};
 use crate::stats;
 use crate::sys::out::LineBuf;
 
-/// An MPI communicator handle kept in a static. Open MPI's handles are
-/// pointers, hence not `Send`/`Sync` by default.
-#[derive(Clone, Copy)]
-pub struct Comm(pub ffi::MPI_Comm);
-
-// SAFETY: an MPI handle is a process-wide identifier; MPI defines which
-// threads may use it, and heapmpi only uses it from the threads that call
-// MPI_Init/MPI_Finalize.
-unsafe impl Send for Comm {}
-// SAFETY: as above.
-unsafe impl Sync for Comm {}
+pub use crate::raw::Comm;
 
 /// What `MPI_Init` found and did; set once.
 pub struct InitOutcome {
@@ -52,15 +41,6 @@ pub struct InitOutcome {
 }
 
 static OUTCOME: OnceLock<InitOutcome> = OnceLock::new();
-
-/// Some rank of the job keeps communicator infos: every rank takes part in
-/// registering new communicators (see `after_init`).
-static REGISTER: AtomicBool = AtomicBool::new(false);
-
-/// Whether new communicators are registered (on every rank alike).
-pub fn comms_registered() -> bool {
-    REGISTER.load(Ordering::Relaxed)
-}
 
 /// What `MPI_Init` did, once it has run.
 pub fn outcome() -> Option<&'static InitOutcome> {
@@ -264,7 +244,7 @@ pub fn after_init() {
     let agreed = world_allreduce(&mut first, unsafe { ffi::RSMPI_MIN });
     // Relaxed: written once here, before the program makes any other MPI
     // call; later readers learned of initialisation through MPI.
-    REGISTER.store(agreed && first[1] < 0, Ordering::Relaxed);
+    crate::comm::set_registering(agreed && first[1] < 0);
     if agreed && first[2] == 1 {
         crate::comm::set_world_complete();
     }

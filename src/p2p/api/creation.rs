@@ -1,33 +1,10 @@
-//! Communicators made by intercepted calls get heapmpi's locality info.
+//! `MPI_Comm_free` while heapmpi requests still use the communicator.
+//! (Communicators made by intercepted calls are registered by
+//! [`crate::comm::created`].)
 
 use core::ffi::c_int;
 
 use super::*;
-
-/// Registers a communicator a creating call just returned (collective over
-/// its members, like the call itself).
-///
-/// # Safety
-/// `newcomm` is the creating call's out-pointer.
-pub unsafe fn comm_created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // Whether to register is the job's decision, not this rank's: a rank
-    // whose engine is off still takes part in the agreement (and keeps no
-    // info), so the members of the communicator never disagree on the
-    // collective they make.
-    if rc != 0 || !crate::mpi::comms_registered() || newcomm.is_null() {
-        return rc;
-    }
-    // SAFETY: the creating call succeeded, so `*newcomm` is written.
-    let c = unsafe { *newcomm };
-    if c == comm_null() {
-        return rc;
-    }
-    let node = crate::mpi::outcome()
-        .and_then(|o| o.node_comm)
-        .filter(|_| crate::comm::active());
-    crate::comm::register_new(c, node.map(|n| n.0));
-    rc
-}
 
 /// `MPI_Comm_free`: a communicator that heapmpi requests still use (a
 /// pending receive, a persistent request) stays alive in the real MPI
