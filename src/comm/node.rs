@@ -519,7 +519,7 @@ pub fn wait_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
         } else {
             core::hint::spin_loop();
         }
-        if spins % 1024 == 0 {
+        if spins % 1024 == 0 && super::active() {
             poke_real();
         }
     }
@@ -539,5 +539,144 @@ fn poke_real() {
             &mut flag,
             ffi::RSMPI_STATUS_IGNORE,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A block in private memory shared by threads standing in for the
+    /// members (the flag discipline does not care which kind of memory).
+    struct Block(Vec<u64>);
+
+    fn block(n: usize, cell: usize) -> Arc<Block> {
+        let mut v = vec![0u64; block_size(n, cell) / 8 + 8];
+        // Line-align the start.
+        let off = (v.as_ptr() as usize).next_multiple_of(LINE) - v.as_ptr() as usize;
+        let head = v.as_mut_ptr() as usize + off;
+        // SAFETY: inside the vector, aligned.
+        unsafe {
+            let h = &mut *(head as *mut Head);
+            h.live = AtomicU32::new(n as u32);
+            h.n = n as u32;
+            h.cell = cell as u32;
+        }
+        Arc::new(Block(v))
+    }
+
+    fn view(b: &Block, n: usize, me: usize, cell: usize) -> Node {
+        let start = (b.0.as_ptr() as usize).next_multiple_of(LINE);
+        Node {
+            block: start as *mut u8,
+            n,
+            me,
+            inline_max: cell + CELL_HEAD,
+            cell,
+            owner: false,
+            seq: AtomicU64::new(0),
+            seen: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            ranks: (0..n as i32).collect(),
+            span: None,
+        }
+    }
+
+    /// Rotating-root broadcasts and all-to-all exchanges through the cells,
+    /// members as threads: every reader sees exactly the data of the step
+    /// it waits for, although roots run up to `CELLS` steps ahead.
+    #[test]
+    fn cells_carry_each_step_intact() {
+        const N: usize = 3;
+        const CELL: usize = 128;
+        let b = block(N, CELL);
+        // Mismatches are counted, not asserted on the spot: a member that
+        // panicked would leave the others waiting for it.
+        let bad = Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (0..N)
+            .map(|me| {
+                let b = Arc::clone(&b);
+                let bad = Arc::clone(&bad);
+                let check = move |ok: bool| {
+                    if !ok {
+                        bad.fetch_add(1, Ordering::Relaxed);
+                    }
+                };
+                std::thread::spawn(move || {
+                    let node = view(&b, N, me, CELL);
+                    for i in 0..3000u64 {
+                        // Broadcasts from a rotating root, in runs of 50
+                        // from the same root (which then runs ahead of its
+                        // readers as far as the cells allow; the readers
+                        // lag now and then).
+                        let root = ((i / 50) % N as u64) as usize;
+                        if me != root && i % 5 == 0 {
+                            std::thread::yield_now();
+                        }
+                        let s = node.begin(1);
+                        if me == root {
+                            node.gate(s);
+                            let words = [i, s, root as u64, !i];
+                            // SAFETY: the cell holds CELL + 32 bytes.
+                            unsafe {
+                                core::ptr::copy_nonoverlapping(
+                                    words.as_ptr().cast::<u8>(),
+                                    node.data(me, s),
+                                    32,
+                                )
+                            };
+                            node.publish(s, 0, 32, i);
+                        } else {
+                            let c = node.wait_cell(root, s);
+                            check(c.aux.load(Ordering::Relaxed) == i);
+                            let mut words = [0u64; 4];
+                            // SAFETY: the root's cell holds 32 bytes.
+                            unsafe {
+                                core::ptr::copy_nonoverlapping(
+                                    node.data(root, s),
+                                    words.as_mut_ptr().cast::<u8>(),
+                                    32,
+                                )
+                            };
+                            check(words == [i, s, root as u64, !i]);
+                        }
+                        node.finish(s);
+                        if i % 50 != 49 {
+                            continue;
+                        }
+                        // Everyone offers, everyone reads everyone.
+                        let s = node.begin(1);
+                        node.gate(s);
+                        node.publish(s, (me as u64) << 32 | i, s, 0);
+                        node.wait_all(s);
+                        for m in 0..N {
+                            let c = node.cell(m, s);
+                            check(c.addr.load(Ordering::Relaxed) == (m as u64) << 32 | i);
+                            check(c.len.load(Ordering::Relaxed) == s);
+                        }
+                        node.finish(s);
+                        // A bare flag now and then (a barrier).
+                        if i % 100 == 49 {
+                            let s = node.begin(1);
+                            node.flag(s);
+                            node.wait_all(s);
+                            node.finish(s);
+                        }
+                    }
+                    node
+                })
+            })
+            .collect();
+        let nodes: Vec<Node> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        drop(nodes);
+        assert_eq!(
+            bad.load(Ordering::Relaxed),
+            0,
+            "readers saw another step's data"
+        );
+        let start = (b.0.as_ptr() as usize).next_multiple_of(LINE);
+        // SAFETY: the head of the block.
+        let head = unsafe { &*(start as *const Head) };
+        assert_eq!(head.live.load(Ordering::Relaxed), 0);
     }
 }
