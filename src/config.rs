@@ -15,6 +15,7 @@
 //! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
 //! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
 //! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell, beyond the 32 B that share the flag's line (larger payloads are read in place) | 1K |
+//! | `HEAPMPI_COLL_RADIX` | fan-out of the barrier's tree, used above radix + 1 ranks on a node or when ranks outnumber cores | 4 |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -86,6 +87,8 @@ pub struct Config {
     pub coll: bool,
     /// Inline bytes per collective cell (`HEAPMPI_COLL_INLINE`).
     pub coll_inline: usize,
+    /// Fan-out of the barrier's tree (`HEAPMPI_COLL_RADIX`).
+    pub coll_radix: usize,
     /// Test only: group world ranks into pretend nodes of this size.
     pub test_node_size: Option<usize>,
     /// Test only: how many proposed addresses one rank pretends to have in use.
@@ -110,6 +113,7 @@ impl Default for Config {
             fastbox_max: DEFAULT_FASTBOX_MAX,
             coll: true,
             coll_inline: DEFAULT_COLL_INLINE,
+            coll_radix: 4,
             test_node_size: None,
             test_addr_conflicts: 0,
             problems: Vec::new(),
@@ -205,6 +209,14 @@ impl Config {
         c.fastbox_max = fb_max
             .min(c.immediate_max)
             .min((c.fastbox_size / 4).saturating_sub(crate::p2p::queue::REC_HDR));
+        if let Some(v) = get("HEAPMPI_COLL_RADIX") {
+            match v.trim().parse::<usize>() {
+                Ok(n) if (1..=64).contains(&n) => c.coll_radix = n,
+                _ => c.problems.push(format!(
+                    "HEAPMPI_COLL_RADIX={v:?} is not a fan-out from 1 to 64; using 4"
+                )),
+            }
+        }
         if let Some(v) = get("HEAPMPI_QUEUE") {
             match v.trim().to_ascii_lowercase().as_str() {
                 "lockfree" | "lock-free" | "" => c.queue_lockfree = true,

@@ -55,6 +55,9 @@ pub use vector::{allgatherv, alltoallv, gatherv, scatterv};
 /// once at init, before any communication: Relaxed.
 static ON: AtomicBool = AtomicBool::new(false);
 
+/// Fan-out of the barrier's tree (`HEAPMPI_COLL_RADIX`), fixed at start.
+static RADIX: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(4);
+
 /// Inline data bytes per cell (`HEAPMPI_COLL_INLINE`), fixed at start.
 static INLINE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -70,8 +73,9 @@ fn forget(_bits: usize) {
 
 /// Turns heapmpi's collectives on (every rank with communicator infos calls
 /// this at init, with the job's agreed switch).
-pub fn start(on: bool, inline: usize) {
+pub fn start(on: bool, inline: usize, radix: usize) {
     INLINE.store(inline, Ordering::Relaxed);
+    RADIX.store(radix.max(1), Ordering::Relaxed);
     comm::on_free(forget);
     ON.store(on && comm::active(), Ordering::Relaxed);
 }

@@ -211,7 +211,7 @@ pub fn after_init() {
             },
         );
         if let Some(Comm(node)) = out.node_comm.filter(|c| crate::comm::start(c.0)) {
-            crate::coll::start(sw[4] == 0, cfg.coll_inline);
+            crate::coll::start(sw[4] == 0, cfg.coll_inline, cfg.coll_radix);
             crate::p2p::start(
                 r,
                 node,
