@@ -1,11 +1,12 @@
 //! The benchmark registry: which C program runs a benchmark, how its output
 //! columns map to metrics, and how they are shown.
 //!
-//! Adding a benchmark (the collective and one-sided ones of later issues:
-//! barrier, allreduce, bcast, put/get latency and bandwidth) is one entry
-//! here plus its C program in `bench/c/` (listed in [`PROGRAMS`]), printing
-//! `size value [value2]` lines. A benchmark without a message size (barrier)
-//! prints size 0.
+//! Adding a benchmark (the one-sided ones of later issues: put/get latency
+//! and bandwidth) is one entry here plus its C program in `bench/c/` (listed
+//! in [`PROGRAMS`]), printing `size value [value2 ...]` lines. A benchmark
+//! without a message size (barrier) prints size 0. The collectives are one
+//! program run per launch (`osu_coll all`): one column per collective, each
+//! a metric of the `coll` / `coll4` benchmark.
 
 /// What a metric's plot overlays from the machine limits.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -16,6 +17,9 @@ pub enum Kind {
     Bandwidth,
     /// operations per second: no overlay
     Rate,
+    /// time per collective call: cache-line one-way latency only (the
+    /// one-copy floor depends on the collective and the ranks)
+    Coll,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +56,20 @@ pub struct Bench {
     /// ranks (0: 2, or `--mbw-ranks` for mbw_mr); more than the cores run
     /// oversubscribed and unbound
     pub ranks: usize,
+    /// iteration counts (Osu style only)
+    pub iters: Iters,
     pub metrics: &'static [Metric],
+}
+
+/// Iteration counts of an OSU-style program.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Iters {
+    /// the program's OMB defaults, times `--iter-scale`
+    Osu,
+    /// these iterations and warm-up ones at every size, times
+    /// `--iter-scale` (oversubscribed runs: a stock MPI that busy-polls
+    /// takes milliseconds a call there)
+    Fixed { iters: u32, skip: u32 },
 }
 
 /// How a program takes its arguments.
@@ -76,7 +93,36 @@ pub enum Sizes {
     Sweep,
     /// these
     Fixed(&'static [u64]),
+    /// collectives: 4 B to 1 MiB doubling and a few sizes off the powers of
+    /// two ([`coll_sizes`]); validation adds every size's ±1 neighbours
+    Coll,
+    /// collectives at more ranks than cores: a few sizes
+    /// ([`COLL_FEW_SIZES`]); validation checks [`COLL_FEW_CHECK_SIZES`] and
+    /// their ±1 neighbours
+    CollFew,
 }
+
+/// Sizes off the powers of two that the collectives also run.
+pub const COLL_ODD_SIZES: &[u64] = &[3, 1000, 5000, 65539];
+
+/// Collective sizes: 4 B ..= 1 MiB doubling plus [`COLL_ODD_SIZES`], sorted.
+pub fn coll_sizes() -> Vec<u64> {
+    let mut v: Vec<u64> = (2..=20).map(|k| 1u64 << k).collect();
+    v.extend_from_slice(COLL_ODD_SIZES);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Collective sizes of `--quick` (2 ranks).
+pub const COLL_QUICK_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
+
+/// Collective sizes at more ranks than cores (timing).
+pub const COLL_FEW_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
+
+/// Collective sizes at more ranks than cores (validation; with ±1): both
+/// sides of the inline limit (4 KiB) and of the fold chunk (32 KiB).
+pub const COLL_FEW_CHECK_SIZES: &[u64] = &[8, 1000, 4096, 32768, 65536, 1 << 20];
 
 /// NetPIPE-style sizes: 2^k - 3, 2^k, 2^k + 3 for 2^k in 1 B ..= 64 KiB
 /// (those >= 1).
@@ -98,6 +144,12 @@ impl Bench {
     /// Sizes are message sizes (plotted on a log size axis).
     pub fn has_sizes(&self) -> bool {
         self.style == Style::Osu
+    }
+
+    /// A collective benchmark (`osu_coll`): one metric per collective,
+    /// compared with the faster stock MPI too.
+    pub fn is_coll(&self) -> bool {
+        matches!(self.sizes, Sizes::Coll | Sizes::CollFew)
     }
 }
 
@@ -141,6 +193,32 @@ const UPDATES: Metric = Metric {
     kind: Kind::Rate,
 };
 
+/// One metric per collective: column k of `osu_coll all`'s output.
+const fn coll(key: &'static str, title: &'static str, column: usize) -> Metric {
+    Metric {
+        key,
+        title,
+        unit: "us",
+        column,
+        scale: 1.0,
+        higher_is_better: false,
+        kind: Kind::Coll,
+    }
+}
+
+/// The collectives of `osu_coll all`, in its column order.
+pub const COLL_METRICS: &[Metric] = &[
+    coll("barrier", "barrier", 0),
+    coll("bcast", "bcast", 1),
+    coll("bcast_rot", "bcast, rotating root", 2),
+    coll("reduce", "reduce", 3),
+    coll("allreduce", "allreduce", 4),
+    coll("allgather", "allgather", 5),
+    coll("alltoall", "alltoall", 6),
+    coll("gather", "gather", 7),
+    coll("scatter", "scatter", 8),
+];
+
 pub const BENCHES: &[Bench] = &[
     Bench {
         name: "latency",
@@ -151,6 +229,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Doubling,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[LAT_US],
     },
     Bench {
@@ -162,6 +241,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Doubling,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[BW_GBS],
     },
     Bench {
@@ -173,6 +253,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Doubling,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[Metric { title: "bidirectional bandwidth", ..BW_GBS }],
     },
     Bench {
@@ -184,6 +265,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Doubling,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[
             Metric { title: "multi-pair bandwidth", ..BW_GBS },
             MSG_RATE,
@@ -198,6 +280,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Sweep,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[LAT_US],
     },
     Bench {
@@ -209,6 +292,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Osu,
         sizes: Sizes::Sweep,
         ranks: 2,
+        iters: Iters::Osu,
         metrics: &[
             Metric { title: "small-message bandwidth", ..BW_GBS },
             MSG_RATE,
@@ -223,6 +307,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Batches,
         sizes: Sizes::Fixed(&[1, 8, 64, 1024]),
         ranks: 2,
+        iters: Iters::Osu,
         metrics: &[UPDATES],
     },
     Bench {
@@ -234,6 +319,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Batches,
         sizes: Sizes::Fixed(&[8, 64, 1024]),
         ranks: 4,
+        iters: Iters::Osu,
         metrics: &[UPDATES],
     },
     Bench {
@@ -245,7 +331,32 @@ pub const BENCHES: &[Bench] = &[
         style: Style::Batches,
         sizes: Sizes::Fixed(&[8, 64, 1024]),
         ranks: 8,
+        iters: Iters::Osu,
         metrics: &[UPDATES],
+    },
+    Bench {
+        name: "coll",
+        what: "collectives (osu_barrier, osu_bcast, osu_reduce, osu_allreduce, osu_allgather, osu_alltoall, osu_gather, osu_scatter; bcast also with a rotating root): us per call, max over ranks",
+        program: "osu_coll",
+        mode_args: &["all"],
+        min_size: 3,
+        style: Style::Osu,
+        sizes: Sizes::Coll,
+        ranks: 2,
+        iters: Iters::Osu,
+        metrics: COLL_METRICS,
+    },
+    Bench {
+        name: "coll4",
+        what: "the collectives at 4 ranks on the cores there are (oversubscribed, unbound), a few sizes, 20 iterations after 2 warm-up ones",
+        program: "osu_coll",
+        mode_args: &["all"],
+        min_size: 3,
+        style: Style::Osu,
+        sizes: Sizes::CollFew,
+        ranks: 4,
+        iters: Iters::Fixed { iters: 20, skip: 2 },
+        metrics: COLL_METRICS,
     },
     Bench {
         name: "malloc",
@@ -256,6 +367,7 @@ pub const BENCHES: &[Bench] = &[
         style: Style::TimeScale,
         sizes: Sizes::Doubling,
         ranks: 0,
+        iters: Iters::Osu,
         metrics: &[
             Metric {
                 key: "pair",
@@ -280,7 +392,7 @@ pub const BENCHES: &[Bench] = &[
 ];
 
 /// C programs built per MPI with mpicc.<mpi>.
-pub const PROGRAMS: &[&str] = &["osu_p2p", "malloc_bench", "random_update"];
+pub const PROGRAMS: &[&str] = &["osu_p2p", "osu_coll", "malloc_bench", "random_update"];
 
 pub fn find(name: &str) -> Option<&'static Bench> {
     BENCHES.iter().find(|b| b.name == name)
@@ -296,5 +408,19 @@ mod tests {
         assert_eq!(&v[..8], &[1, 2, 4, 5, 7, 8, 11, 13]);
         assert_eq!(&v[v.len() - 3..], &[65533, 65536, 65539]);
         assert!(v.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn colls() {
+        let v = coll_sizes();
+        assert_eq!(v.len(), 23);
+        assert_eq!(&v[..3], &[3, 4, 8]);
+        assert_eq!(*v.last().unwrap(), 1 << 20);
+        assert!(v.contains(&65539) && v.contains(&1000));
+        let b = find("coll").unwrap();
+        assert!(b.is_coll() && !find("latency").unwrap().is_coll());
+        for (i, m) in COLL_METRICS.iter().enumerate() {
+            assert_eq!(m.column, i);
+        }
     }
 }

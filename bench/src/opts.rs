@@ -12,20 +12,24 @@ and reports the median of the repetitions with the spread.
 
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
-                    random_update, random_update4, random_update8, malloc;
-                    groups: p2p (the first four), sweep, random, all
+                    random_update, random_update4, random_update8,
+                    coll, coll4, malloc; groups: p2p (the first four),
+                    sweep, random, collectives (coll, coll4), all
   --mpi LIST        openmpi, mpich (default: every MPI whose mpicc is installed)
   --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
-                    (default 0:4M; bandwidth benchmarks start at 1)
+                    (default 0:4M; bandwidth benchmarks start at 1; the
+                    collectives keep their sizes within MIN:MAX)
   --reps N          repetitions of every stock/heapmpi pair (default 5)
   --iter-scale F    multiply the OSU iteration and warm-up counts (default 1)
   --mbw-ranks N     ranks for mbw_mr (default 2 = one pair; more ranks than
                     cores runs oversubscribed and unbound)
-  --quick           smoke test: 7 sizes, 1 repetition, iterations x0.05,
-                    short LAMMPS run, fewer limit trials; no timing claims
+  --quick           smoke test: 7 sizes (collectives 4), 1 repetition,
+                    iterations x0.05, short LAMMPS run, fewer limit trials;
+                    no timing claims
   --check           first run every benchmark in validation mode (-c: every
                     received byte checked) stock and heapmpi, plus mbw_mr at
-                    4 ranks; exit 1 on any mismatch
+                    4 ranks and the collectives at 3 and 4 ranks; exit 1 on
+                    any mismatch
   --check-only      only the validation runs
   --no-app          skip the application check (LAMMPS)
   --app-reps N      LAMMPS repetitions (default: min(reps, 3))
@@ -141,6 +145,7 @@ impl Opts {
                             "p2p" => vec!["latency", "bw", "bibw", "mbw_mr"],
                             "sweep" => vec!["lat_sweep", "bw_sweep"],
                             "random" => vec!["random_update", "random_update4", "random_update8"],
+                            "collectives" | "colls" => vec!["coll", "coll4"],
                             other => vec![other],
                         };
                         for n in names {
@@ -260,11 +265,21 @@ impl Opts {
     }
 
     /// Message sizes for a benchmark (the sweeps and fixed lists ignore
-    /// `--sizes` and `--quick`).
+    /// `--sizes` and `--quick`; the collectives keep theirs within
+    /// `--sizes` and have their own `--quick` list).
     pub fn sizes_for(&self, b: &Bench) -> Vec<u64> {
+        let within = |v: &[u64]| -> Vec<u64> {
+            v.iter()
+                .copied()
+                .filter(|&s| s >= self.size_min && s <= self.size_max)
+                .collect()
+        };
         match b.sizes {
             Sizes::Sweep => return benches::sweep_sizes(),
             Sizes::Fixed(v) => return v.to_vec(),
+            Sizes::Coll if self.quick => return within(benches::COLL_QUICK_SIZES),
+            Sizes::Coll => return within(&benches::coll_sizes()),
+            Sizes::CollFew => return within(benches::COLL_FEW_SIZES),
             Sizes::Doubling => {}
         }
         let mut v: Vec<u64> = match &self.size_list {
@@ -315,6 +330,13 @@ mod tests {
         assert_eq!(q.benches.len(), 2);
         assert_eq!(q.sizes_for(bw)[0], 1);
         assert!(Opts::parse(&["--bench".into(), "nope".into()]).is_err());
+        let coll = benches::find("coll").unwrap();
+        assert_eq!(o.sizes_for(coll).len(), 23);
+        assert_eq!(q.sizes_for(coll), vec![8, 1000, 65536, 1 << 20]);
+        let c = Opts::parse(&["--bench=collectives".into(), "--sizes=1K:64K".into()]).unwrap();
+        assert_eq!(c.benches.len(), 2);
+        assert_eq!(c.sizes_for(coll)[0], 1024);
+        assert_eq!(*c.sizes_for(coll).last().unwrap(), 65536);
         assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
     }
 }

@@ -109,7 +109,7 @@ pub fn all(
             let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
             let n = opts.reps;
             let title = format!(
-                "{} [{}] — {} ranks, median of {} run{}{}",
+                "{} [{}] — {} ranks{}, median of {} run{}{}",
                 if m.title == b.name {
                     b.name.to_string()
                 } else {
@@ -117,6 +117,7 @@ pub fn all(
                 },
                 m.unit,
                 ranks,
+                crate::report::oversubscribed_note(ranks),
                 n,
                 if n == 1 { "" } else { "s, bars = min–max" },
                 if opts.quick { " — QUICK MODE" } else { "" }
@@ -224,7 +225,7 @@ fn limit_curves(cs: &mut Vec<Curve>, l: &Limits, kind: Kind, xmin: f64, xmax: f6
                 });
             }
         }
-        Kind::Latency => {
+        Kind::Latency | Kind::Coll => {
             if l.cacheline_best_ns > 0.0 {
                 let c = l.cacheline_best_ns / 1e3;
                 cs.push(Curve {
@@ -236,6 +237,9 @@ fn limit_curves(cs: &mut Vec<Curve>, l: &Limits, kind: Kind, xmin: f64, xmax: f6
                     points: vec![(xmin, c, c, c), (xmax, c, c, c)],
                     bars: false,
                 });
+                if kind == Kind::Coll {
+                    return;
+                }
                 // one-copy floor: one cache-line hop plus one memcpy of the message
                 let mut points = vec![];
                 let mut x = xmin;
@@ -298,7 +302,14 @@ fn draw<DB: DrawingBackend>(
     let (xlo, xhi) = (xmin / 1.3, xmax * 1.3);
     let (ylo, yhi) = (ymin / 1.6, ymax * 1.6);
 
-    let x_desc = if b.name == "malloc" {
+    let x_desc = if b.is_coll() {
+        match m.key {
+            "reduce" | "allreduce" => "message size [bytes] (size/8 doubles, MPI_SUM)",
+            "allgather" | "gather" | "scatter" => "message size [bytes] per rank",
+            "alltoall" => "message size [bytes] per pair of ranks",
+            _ => "message size [bytes]",
+        }
+    } else if b.name == "malloc" {
         "block size [bytes]"
     } else if b.style == crate::benches::Style::Batches {
         "updates per message (8 bytes each)"
@@ -467,6 +478,11 @@ fn draw<DB: DrawingBackend>(
     if b.name == "latency" {
         lines.push("0-byte latency: in the table".into());
         lines.push("(no 0 on a log axis)".into());
+        lines.push(String::new());
+    }
+    if b.is_coll() {
+        lines.push("us per call: each rank's average,".into());
+        lines.push("max over the ranks (OSU)".into());
         lines.push(String::new());
     }
     if b.name == "malloc" {

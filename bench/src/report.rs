@@ -45,6 +45,22 @@ pub fn fmt_size(s: u64) -> String {
     }
 }
 
+/// A ratio: two decimals, more below 0.1 (an exponent below 0.001), fewer
+/// above 10.
+pub fn fmt_ratio(r: f64) -> String {
+    if r < 0.001 {
+        format!("{r:.1e}")
+    } else if r < 0.1 {
+        format!("{r:.3}")
+    } else if r < 10.0 {
+        format!("{r:.2}")
+    } else if r < 100.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.0}")
+    }
+}
+
 /// Three significant digits or so, no exponent for the usual ranges.
 pub fn fmt_val(v: f64) -> String {
     let a = v.abs();
@@ -88,11 +104,12 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
     let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
     let _ = writeln!(
         out,
-        "\n== {} [{}] — {}, {} ranks, median of {}{} runs",
+        "\n== {} [{}] — {}, {} ranks{}, median of {}{} runs",
         metric_heading(b, m),
         m.unit,
         mpi_title(mpi),
         ranks,
+        oversubscribed_note(ranks),
         n_st,
         if n_hp != n_st {
             format!("/{n_hp}")
@@ -166,7 +183,10 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
             }
         });
         let _ = match worst {
-            None => writeln!(out, "   heapmpi at least as good as stock at all {compared} sizes"),
+            None => writeln!(
+                out,
+                "   heapmpi at least as good as stock at all {compared} sizes"
+            ),
             Some((s, r)) => writeln!(
                 out,
                 "   heapmpi worse than stock at {} of {compared} sizes; worst: {r:.2} at {}",
@@ -175,6 +195,372 @@ fn table(out: &mut String, res: &Results, b: &Bench, m: &Metric, mpi: &str) {
             ),
         };
     }
+}
+
+/// " (oversubscribed: N cores, unbound)" when `ranks` outnumber the cores.
+pub fn oversubscribed_note(ranks: usize) -> String {
+    let cpus = crate::runner::cpu_count();
+    if ranks > cpus {
+        format!(
+            " (oversubscribed: {cpus} core{}, unbound)",
+            if cpus == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The better stock median at `size` over the MPIs measured (the lower one
+/// for times, the higher for rates), with its MPI (`openmpi`, `mpich`).
+pub fn stock_best<'a>(
+    res: &Results,
+    opts: &'a Opts,
+    b: &Bench,
+    m: &Metric,
+    size: u64,
+) -> Option<(f64, &'a str)> {
+    let mut best: Option<(f64, &'a str)> = None;
+    for mpi in &opts.mpis {
+        if let Some(x) = series(res, b, m, mpi, Variant::Stock).get(&size) {
+            let better = match best {
+                None => true,
+                Some((v, _)) => {
+                    if m.higher_is_better {
+                        x.median > v
+                    } else {
+                        x.median < v
+                    }
+                }
+            };
+            if better && x.median > 0.0 {
+                best = Some((x.median, mpi.as_str()));
+            }
+        }
+    }
+    best
+}
+
+/// One table per collective with every MPI side by side: stock, heapmpi,
+/// heapmpi / the same MPI's stock, heapmpi / the faster stock.
+fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metric, legend: bool) {
+    let mpis: Vec<&String> = opts.mpis.iter().collect();
+    let st: Vec<BTreeMap<u64, Summary>> = mpis
+        .iter()
+        .map(|mpi| series(res, b, m, mpi, Variant::Stock))
+        .collect();
+    let hp: Vec<BTreeMap<u64, Summary>> = mpis
+        .iter()
+        .map(|mpi| series(res, b, m, mpi, Variant::Heapmpi))
+        .collect();
+    let sizes: std::collections::BTreeSet<u64> = st
+        .iter()
+        .chain(hp.iter())
+        .flat_map(|t| t.keys().copied())
+        .collect();
+    if sizes.is_empty() {
+        return;
+    }
+    let ranks = res.ranks.get(b.name).copied().unwrap_or(2);
+    let runs: usize = mpis
+        .iter()
+        .map(|mpi| {
+            res.runs
+                .get(&(b.name, mpi.to_string(), Variant::Stock))
+                .map_or(0, Vec::len)
+        })
+        .min()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "\n== {} [{}] — {} ranks{}, median of {} runs",
+        metric_heading(b, m),
+        m.unit,
+        ranks,
+        oversubscribed_note(ranks),
+        runs
+    );
+    if legend {
+        let _ = writeln!(
+            out,
+            "   (us per call, each rank's average, max over the ranks; lower is better;\n    \
+             h/st = heapmpi / the same MPI's stock; h/best = heapmpi / the faster stock of the\n    \
+             run at that size; * = heapmpi more than 10% slower than its stock; spread = largest\n    \
+             (max-min)/median of the series; reductions: size/8 doubles, MPI_SUM)"
+        );
+    }
+    let short = |mpi: &str| match mpi {
+        "openmpi" => "OMPI",
+        "mpich" => "MPICH",
+        _ => "MPI",
+    };
+    let w = 9;
+    let mut h1 = format!("{:>9} ", "");
+    let mut h2 = format!("{:>9} ", "size");
+    let group = |title: &str, n: usize, width: usize| {
+        format!("{:^width$} ", title, width = n * (width + 1) - 1)
+    };
+    h1.push_str(&group("stock", mpis.len(), w));
+    h1.push_str(&group("heapmpi", mpis.len(), w));
+    h1.push_str(&group("h/st", mpis.len(), 7));
+    h1.push_str(&group("h/best", mpis.len(), 7));
+    for _ in 0..2 {
+        for mpi in &mpis {
+            let _ = write!(h2, "{:>w$} ", short(mpi));
+        }
+    }
+    for _ in 0..2 {
+        for mpi in &mpis {
+            let _ = write!(h2, "{:>6}  ", short(mpi));
+        }
+    }
+    let _ = writeln!(out, "{}", h1.trim_end());
+    let _ = writeln!(out, "{}{:>6}", h2, "spread");
+    let mut over: Vec<(u64, &str, f64)> = vec![];
+    let mut compared = 0;
+    for &size in &sizes {
+        let mut line = format!(
+            "{:>9} ",
+            if size == 0 {
+                "-".to_string()
+            } else {
+                fmt_size(size)
+            }
+        );
+        let mut spread: f64 = 0.0;
+        for t in st.iter().chain(hp.iter()) {
+            let x = t.get(&size);
+            let _ = write!(line, "{:>w$} ", x.map_or("-".into(), |x| fmt_val(x.median)));
+            if let Some(x) = x.filter(|x| x.n > 1) {
+                spread = spread.max(x.spread_pct());
+            }
+        }
+        for (i, mpi) in mpis.iter().enumerate() {
+            let cell = match (st[i].get(&size), hp[i].get(&size)) {
+                (Some(a), Some(h)) if a.median > 0.0 => {
+                    let r = h.median / a.median;
+                    compared += 1;
+                    if r > 1.10 {
+                        over.push((size, mpi_title(mpi), r));
+                    }
+                    format!("{}{}", fmt_ratio(r), if r > 1.10 { "*" } else { " " })
+                }
+                _ => "- ".into(),
+            };
+            let _ = write!(line, "{cell:>7} ");
+        }
+        let best = stock_best(res, opts, b, m, size);
+        for h in &hp {
+            let cell = match (best, h.get(&size)) {
+                (Some((bv, _)), Some(h)) => format!("{} ", fmt_ratio(h.median / bv)),
+                _ => "- ".into(),
+            };
+            let _ = write!(line, "{cell:>7} ");
+        }
+        let _ = write!(
+            line,
+            "{:>7}",
+            if spread > 0.0 {
+                format!("{spread:.0}%")
+            } else {
+                "-".into()
+            }
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if compared > 0 {
+        if over.is_empty() {
+            let _ = writeln!(
+                out,
+                "   heapmpi within 10% of its stock or faster at all {compared} points"
+            );
+        } else {
+            over.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap());
+            let _ = writeln!(
+                out,
+                "   heapmpi more than 10% slower than its stock at {} of {compared} points: {}",
+                over.len(),
+                over.iter()
+                    .take(6)
+                    .map(|(s, mpi, r)| format!("{} {mpi} {r:.2}", fmt_size(*s)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+}
+
+/// The collective targets of issue 12, judged on the medians of this run
+/// (reported, never asserted).
+fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
+    let two = opts.benches.iter().find(|b| b.name == "coll");
+    let four = opts.benches.iter().find(|b| b.name == "coll4");
+    if two.is_none() && four.is_none() {
+        return;
+    }
+    let metric = |b: &Bench, key: &str| b.metrics.iter().find(|m| m.key == key).copied();
+    let _ = writeln!(
+        out,
+        "\n== collectives: the targets of issue 12 (medians of this run; best = the faster stock MPI)"
+    );
+    let mut lines: Vec<(String, Option<bool>, String)> = vec![];
+    // (heapmpi / stock-best) per MPI at one point
+    let vs_best = |b: &Bench, m: &Metric, size: u64| -> Vec<(&'static str, f64)> {
+        let Some((bv, _)) = stock_best(res, opts, b, m, size) else {
+            return vec![];
+        };
+        opts.mpis
+            .iter()
+            .filter_map(|mpi| {
+                series(res, b, m, mpi, Variant::Heapmpi)
+                    .get(&size)
+                    .map(|h| (mpi_title(mpi), h.median / bv))
+            })
+            .collect()
+    };
+    let fmt_pairs = |v: &[(&str, f64)]| {
+        v.iter()
+            .map(|(mpi, r)| format!("{mpi} {r:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(b) = two {
+        for (key, size, label) in [
+            ("barrier", 0u64, "barrier <= 0.7x stock-best"),
+            ("allreduce", 8, "allreduce 8 B <= 0.7x stock-best"),
+        ] {
+            let Some(m) = metric(b, key) else { continue };
+            let v = vs_best(b, &m, size);
+            let ok = (!v.is_empty()).then(|| v.iter().all(|x| x.1 <= 0.7));
+            lines.push((label.into(), ok, fmt_pairs(&v)));
+        }
+        for key in ["bcast", "reduce", "allreduce", "allgather"] {
+            let Some(m) = metric(b, key) else { continue };
+            let mut worst: Option<(u64, &str, f64)> = None;
+            let mut n = 0;
+            let sizes: Vec<u64> = series(res, b, &m, &opts.mpis[0], Variant::Heapmpi)
+                .keys()
+                .copied()
+                .filter(|&s| (64 << 10..=1 << 20).contains(&s))
+                .collect();
+            for s in sizes {
+                for (mpi, r) in vs_best(b, &m, s) {
+                    n += 1;
+                    if worst.is_none_or(|w| r > w.2) {
+                        worst = Some((s, mpi, r));
+                    }
+                }
+            }
+            let ok = worst.map(|w| w.2 <= 1.0 / 3.0);
+            lines.push((
+                format!("{key} 64 KiB-1 MiB >= 3x faster than stock-best"),
+                ok,
+                worst.map_or(String::new(), |(s, mpi, r)| {
+                    format!(
+                        "worst of {n}: {r:.2} ({:.1}x faster) at {} with {mpi}",
+                        1.0 / r,
+                        fmt_size(s)
+                    )
+                }),
+            ));
+        }
+        // no collective at any size more than 10% slower than its stock
+        let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
+        let (mut nb, mut badb) = (0, 0);
+        for m in b.metrics {
+            for mpi in &opts.mpis {
+                let st = series(res, b, m, mpi, Variant::Stock);
+                for (s, h) in series(res, b, m, mpi, Variant::Heapmpi) {
+                    if let Some(a) = st.get(&s).filter(|a| a.median > 0.0) {
+                        let r = h.median / a.median;
+                        n += 1;
+                        if r > 1.10 {
+                            bad += 1;
+                        }
+                        if worst.as_ref().is_none_or(|w| r > w.1) {
+                            worst =
+                                Some((format!("{} {} {}", m.key, fmt_size(s), mpi_title(mpi)), r));
+                        }
+                    }
+                    if let Some((bv, _)) = stock_best(res, opts, b, m, s) {
+                        nb += 1;
+                        if h.median / bv > 1.10 {
+                            badb += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if n > 0 {
+            lines.push((
+                "no collective, no size > 10% slower than stock".into(),
+                Some(bad == 0),
+                format!(
+                    "{bad} of {n} points over 1.10{}; vs stock-best: {badb} of {nb}",
+                    worst.map_or(String::new(), |(w, r)| format!(" (worst {r:.2}: {w})"))
+                ),
+            ));
+        }
+    }
+    if let Some(b) = four {
+        let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
+        for m in b.metrics {
+            for mpi in &opts.mpis {
+                let st = series(res, b, m, mpi, Variant::Stock);
+                for (s, h) in series(res, b, m, mpi, Variant::Heapmpi) {
+                    if let Some(a) = st.get(&s).filter(|a| a.median > 0.0) {
+                        let r = h.median / a.median;
+                        n += 1;
+                        if r > 1.0 {
+                            bad += 1;
+                        }
+                        if worst.as_ref().is_none_or(|w| r > w.1) {
+                            let size = if s == 0 {
+                                String::new()
+                            } else {
+                                format!(" {}", fmt_size(s))
+                            };
+                            worst = Some((format!("{}{size} {}", m.key, mpi_title(mpi)), r));
+                        }
+                    }
+                }
+            }
+        }
+        if n > 0 {
+            let ranks = res.ranks.get(b.name).copied().unwrap_or(b.ranks);
+            lines.push((
+                format!(
+                    "{ranks} ranks{}: no slower than stock",
+                    oversubscribed_note(ranks)
+                ),
+                Some(bad == 0),
+                format!(
+                    "{bad} of {n} points over 1.00{}",
+                    worst.map_or(String::new(), |(w, r)| format!(" (worst {r:.2}: {w})"))
+                ),
+            ));
+        }
+    }
+    for (label, ok, detail) in lines {
+        let _ = writeln!(
+            out,
+            "  {:<7} {label}{}",
+            match ok {
+                Some(true) => "met",
+                Some(false) => "MISSED",
+                None => "-",
+            },
+            if detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {detail}")
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  (2 ranks unless said; ratios are heapmpi / stock medians, < 1 = heapmpi faster; a point\n   \
+         within the spread of its table is noise; timings never set the exit status)"
+    );
 }
 
 /// Headline numbers: a few (benchmark, size) points per MPI.
@@ -195,6 +581,18 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
         ("random_update", 0, 64, "random update x64 [Mup/s]"),
         ("random_update4", 0, 64, "random update 4 ranks [Mup/s]"),
         ("random_update8", 0, 64, "random update 8 ranks [Mup/s]"),
+        ("coll", 0, 0, "barrier [us]"),
+        ("coll", 4, 8, "allreduce 8 B [us]"),
+        ("coll", 4, 1 << 20, "allreduce 1 MiB [us]"),
+        ("coll", 1, 8, "bcast 8 B [us]"),
+        ("coll", 1, 1 << 20, "bcast 1 MiB [us]"),
+        ("coll", 3, 1 << 20, "reduce 1 MiB [us]"),
+        ("coll", 5, 1024, "allgather 1 KiB [us]"),
+        ("coll", 5, 1 << 20, "allgather 1 MiB [us]"),
+        ("coll", 6, 1024, "alltoall 1 KiB [us]"),
+        ("coll4", 0, 0, "4 ranks: barrier [us]"),
+        ("coll4", 4, 8, "4 ranks: allreduce 8 B [us]"),
+        ("coll4", 4, 1 << 20, "4 ranks: allreduce 1M [us]"),
     ];
     let mut rows = vec![];
     for (bn, mi, size, label) in points {
@@ -211,7 +609,7 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
             let hp = series(res, b, m, mpi, Variant::Heapmpi).get(size).copied();
             any |= st.is_some() || hp.is_some();
             let r = match (st, hp) {
-                (Some(a), Some(h)) if a.median != 0.0 => format!("{:.2}", h.median / a.median),
+                (Some(a), Some(h)) if a.median != 0.0 => fmt_ratio(h.median / a.median),
                 _ => "-".into(),
             };
             cells.push(format!(
@@ -250,8 +648,8 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMethod: OSU micro-benchmark methodology (OMB 7.x defaults{}), ranks bound to cores,\n\
-         page-aligned buffers, warm-up iterations not timed. Every benchmark ran {} time(s) with stock\n\
+        "\nMethod: OSU micro-benchmark methodology (OMB 7.x defaults{}), ranks bound to cores (more\n\
+         ranks than cores: unbound), page-aligned buffers (collectives: malloc), warm-up iterations not timed. Every benchmark ran {} time(s) with stock\n\
          MPI and {} time(s) under heapmpi (wrappers/heapmpirun, LD_PRELOAD), alternating, same binary.",
         if opts.iter_scale != 1.0 { format!(", iteration counts x{}", opts.iter_scale) } else { String::new() },
         opts.reps,
@@ -267,12 +665,21 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
             "Validation (-c, every received byte checked): {passed}/{} runs passed.",
             res.checks.len()
         );
+        for n in &res.check_notes {
+            let _ = writeln!(out, "  {n}");
+        }
     }
 
     headline(&mut out, res, opts);
+    coll_targets(&mut out, res, opts);
 
     for b in &opts.benches {
         for m in b.metrics {
+            if b.is_coll() {
+                let first = std::ptr::eq(m, &b.metrics[0]);
+                coll_table(&mut out, res, opts, b, m, first);
+                continue;
+            }
             for mpi in &opts.mpis {
                 table(&mut out, res, b, m, mpi);
             }
@@ -389,6 +796,9 @@ pub fn validation_text(res: &Results) -> String {
     for (what, ok) in &res.checks {
         let _ = writeln!(out, "  {} {what}", if *ok { "ok  " } else { "FAIL" });
     }
+    for n in &res.check_notes {
+        let _ = writeln!(out, "  -    {n}");
+    }
     for f in &res.failures {
         let _ = writeln!(out, "  {}", f.replace('\n', "\n    "));
     }
@@ -427,7 +837,8 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
 
     let mut sum = String::from(
         "bench,metric,unit,higher_is_better,mpi,ranks,size,stock_median,stock_min,stock_max,stock_n,\
-         heapmpi_median,heapmpi_min,heapmpi_max,heapmpi_n,ratio_heapmpi_over_stock\n",
+         heapmpi_median,heapmpi_min,heapmpi_max,heapmpi_n,ratio_heapmpi_over_stock,\
+         stock_best_median,stock_best_mpi,ratio_heapmpi_over_stock_best\n",
     );
     for b in &opts.benches {
         for m in b.metrics {
@@ -445,9 +856,17 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
                         (Some(a), Some(h)) if a.median != 0.0 => format!("{}", h.median / a.median),
                         _ => String::new(),
                     };
+                    let best = match stock_best(res, opts, b, m, s) {
+                        Some((v, mpi)) => format!(
+                            "{v},{mpi},{}",
+                            hp.get(&s)
+                                .map_or(String::new(), |h| format!("{}", h.median / v))
+                        ),
+                        None => ",,".into(),
+                    };
                     let _ = writeln!(
                         sum,
-                        "{},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{},{},{},{},{},{},{},{}",
                         b.name,
                         metric_name(m),
                         m.unit,
@@ -457,7 +876,8 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
                         s,
                         f(st.get(&s)),
                         f(hp.get(&s)),
-                        ratio
+                        ratio,
+                        best
                     );
                 }
             }
