@@ -1,0 +1,333 @@
+//! Collective conformance: the C programs `tests/c/coll_*.c` under real
+//! `mpirun`, compared with the stock MPI.
+//!
+//! heapmpi runs the collectives of node-local communicators over its shared
+//! heap (`src/coll/`), and hands the others to the real MPI. Either way the
+//! results must be the stock MPI's. Each program prints only what MPI makes
+//! deterministic (see the header of each program and `tests/c/coll_util.h`)
+//! and exits non-zero when one of its own checks fails. For every program,
+//! every available MPI flavour and every configuration (1 rank; 2 ranks;
+//! 4 ranks; 4 ranks in pretend nodes of 2 with `HEAPMPI_TEST_NODE_SIZE=2`,
+//! which makes ranks {0,1} and {2,3} two nodes, so `MPI_COMM_WORLD` spans
+//! nodes and its collectives go to the real MPI while node-local
+//! communicators stay on the heap), the test:
+//!
+//! 1. runs the program under the stock MPI (no heapmpi; the pretend-node
+//!    variable is set there too, for symmetry: the programs use it only to
+//!    make the same per-node communicators): it must pass, or the program
+//!    itself is wrong and the configuration is not compared;
+//! 2. runs it under heapmpi both ways in (`LD_PRELOAD` and `--wrap`): it must
+//!    pass and its stdout must be byte-identical to the stock run's. In the
+//!    2-rank configuration the heapmpi runs have `HEAPMPI_STATS=1`: every
+//!    rank must report an active shared heap, collectives run over the heap
+//!    (`coll: heap=N` with N > 0: every program uses `MPI_COMM_WORLD`, which
+//!    is node-local there), and no message header or request left at
+//!    `MPI_Finalize`.
+//!
+//! More tests run the data-movement and reduction programs at 2 ranks with
+//! `HEAPMPI_COLL_INLINE=0` and `=64` (payloads that the default carries
+//! inline in the members' cells go through the in-place and staging paths
+//! instead) and with `HEAPMPI_HEAP_SIZE=2M` (staging fails, the members
+//! hand calls over to the real MPI), and the reduction and communicator
+//! programs at 3 ranks in pretend nodes of 2 (one node with a lone rank).
+//!
+//! The 4-rank runs are oversubscribed on a 2-core machine, where stock MPICH
+//! takes milliseconds per collective; the programs therefore run fewer cases
+//! at 4 ranks than at 1 and 2 (each program's header says which).
+//!
+//! One test per program, so cargo runs them in parallel (two at a time on
+//! two cores). Run: `cargo test --release --test coll` (builds the library
+//! first through `wrappers/heapmpi-build`; `HEAPMPI_TEST_NO_BUILD=1` to use
+//! the existing one). For manual runs of a program: `P2P_SECTION_TIMES=1`
+//! prints per-section times on stderr, `COLL_TRACE=1` (coll_reduce,
+//! coll_errors) every call before it is made, `COLL_CASE_TIMES=1`
+//! (coll_move) the time of every case.
+
+mod common;
+
+use common::*;
+
+/// One configuration of the matrix.
+struct Config {
+    nranks: usize,
+    /// Set on the stock and the heapmpi runs.
+    env: &'static [(&'static str, &'static str)],
+    /// The heapmpi runs also get HEAPMPI_STATS=1 and must report an active
+    /// heap and collectives over it on every rank.
+    stats: bool,
+}
+
+const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
+
+const CONFIGS: [Config; 4] = [
+    Config {
+        nranks: 1,
+        env: &[],
+        stats: false,
+    },
+    Config {
+        nranks: 2,
+        env: &[],
+        stats: true,
+    },
+    Config {
+        nranks: 4,
+        env: &[],
+        stats: false,
+    },
+    Config {
+        nranks: 4,
+        env: &PRETEND_NODES,
+        stats: false,
+    },
+];
+
+/// The last lines a passing program prints: "rank N: <verdict> ok".
+fn verdict_lines(n: usize, verdict: &str) -> Vec<String> {
+    per_rank_lines(n, &format!("{verdict} ok"))
+}
+
+/// The stock run passed: exit 0 and every rank's verdict line at the end.
+fn check_stock(out: &Output, n: usize, verdict: &str) -> Result<(), String> {
+    check_success(out)?;
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    if tail != verdict_lines(n, verdict) {
+        return Err(format!(
+            "stdout does not end with the {n} lines \"rank N: {verdict} ok\""
+        ));
+    }
+    Ok(())
+}
+
+/// The heapmpi run passed and printed exactly what the stock run printed.
+fn check_same_as_stock(out: &Output, stock: &Output) -> Result<(), String> {
+    let same = out.stdout == stock.stdout;
+    let status = check_success(out);
+    if same && status.is_ok() {
+        return Ok(());
+    }
+    let mut msg = String::new();
+    if let Err(e) = status {
+        msg.push_str(&e);
+        msg.push('\n');
+    }
+    if !same {
+        let a: Vec<&str> = stock.stdout.lines().collect();
+        let b: Vec<&str> = out.stdout.lines().collect();
+        let first = a
+            .iter()
+            .zip(b.iter())
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        msg.push_str(&format!(
+            "stdout differs from the stock run (first difference at line {}: \
+             stock {:?}, heapmpi {:?})\n--- stock stdout ({}) ---\n{}\n",
+            first + 1,
+            a.get(first).copied().unwrap_or("<end>"),
+            b.get(first).copied().unwrap_or("<end>"),
+            stock.desc,
+            stock.stdout.trim_end()
+        ));
+    }
+    Err(msg.trim_end().to_string())
+}
+
+/// Every rank's report says no message header and no request was left at
+/// `MPI_Finalize`.
+fn check_nothing_left(o: &Output) -> Result<(), String> {
+    for key in ["headers_live", "requests_live"] {
+        let v = stats_numbers(&o.stderr, key)?;
+        if v.is_empty() || v.iter().any(|&x| x != 0) {
+            return Err(format!(
+                "{key} at MPI_Finalize: {v:?}, expected 0 on every rank"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every one of the `n` ranks' reports says it ran collectives over the
+/// shared heap (`coll: heap=N`, N > 0).
+fn check_coll_on_heap(o: &Output, n: usize) -> Result<(), String> {
+    let v = stats_numbers(&o.stderr, "heap")?;
+    if v.len() != n || v.contains(&0) {
+        return Err(format!(
+            "coll: heap= on the ranks' reports: {v:?}; expected {n} values, all > 0 \
+             (the program's collectives on MPI_COMM_WORLD are node-local here)"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the stock reference of a comparison; `None` if it could not run or
+/// failed (recorded in `fl`: the program is wrong, not heapmpi).
+fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) -> Option<Output> {
+    let stock = match run_mpi(stock_case) {
+        Ok(o) => o,
+        Err(e) => {
+            fl.fail(&stock_case.name(), e);
+            return None;
+        }
+    };
+    let stock_ok = if stock.timed_out {
+        Err(format!("timed out after {:?}", job_timeout()))
+    } else {
+        check_stock(&stock, n, verdict)
+    };
+    let stock_passed = stock_ok.is_ok();
+    fl.check(
+        &format!("{} (reference run)", stock_case.name()),
+        &stock,
+        stock_ok.map_err(|e| {
+            format!("{e}\nthe program fails under the stock MPI: it is wrong, not heapmpi")
+        }),
+    );
+    stock_passed.then_some(stock)
+}
+
+/// Runs one program over the whole matrix; `verdict` is the word of its
+/// "rank N: <verdict> ok" lines.
+fn conformance(test: &str, program: &str, verdict: &str) {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for cfg in &CONFIGS {
+            let n = cfg.nranks;
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
+            if cfg.stats {
+                env.extend_from_slice(&STATS);
+            }
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if cfg.stats {
+                        check_status_lines(o, n, HeapState::Active)?;
+                        check_coll_on_heap(o, n)?;
+                        check_nothing_left(o)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}
+
+/// Bcast, Gather, Scatter, Allgather, Alltoall and their v variants: sizes
+/// around the inline limit and up to 1 MiB, every root, buffers in and out
+/// of the heap, MPI_IN_PLACE, derived datatypes with holes, 64 MiB once.
+#[test]
+fn coll_data_movement() {
+    conformance("coll_data_movement", "coll_move", "move");
+}
+
+/// Reduce, Allreduce, Reduce_scatter_block, Reduce_scatter, Scan, Exscan:
+/// every predefined operation on every type it applies to, user-defined
+/// commutative and non-commutative operations, MPI_IN_PLACE, large counts,
+/// floating point within tolerance and identical on every rank.
+#[test]
+fn coll_reductions() {
+    conformance("coll_reductions", "coll_reduce", "reduce");
+}
+
+/// Collectives on split (reordered), duplicated, single-rank, cross-node,
+/// created, idup'd, self and inter-communicators; among point-to-point
+/// traffic with wildcard receives; communicators created and freed by the
+/// hundred.
+#[test]
+fn coll_communicators() {
+    conformance("coll_communicators", "coll_comms", "comms");
+}
+
+/// Two threads per rank under MPI_THREAD_MULTIPLE, each running collectives
+/// on its own duplicate of MPI_COMM_WORLD.
+#[test]
+fn coll_thread_multiple() {
+    conformance("coll_thread_multiple", "coll_threads", "threads");
+}
+
+/// Invalid roots, operations, datatypes, counts and communicators under
+/// MPI_ERRORS_RETURN, and (operation, type) pairs outside the standard:
+/// the stock MPI's error classes and results.
+#[test]
+fn coll_errors_return() {
+    conformance("coll_errors_return", "coll_errors", "errors");
+}
+
+/// Settings under which other paths carry what the defaults carry: no
+/// inline data in the members' cells at all (every payload is read in place
+/// or staged), 64 bytes inline, and a 2 MiB heap per rank (the large
+/// buffers come from the system allocator, outside the heap, and staging
+/// them fails: every member hands the call over to the real MPI half-way).
+const VARIANTS: [&[(&str, &str)]; 3] = [
+    &[("HEAPMPI_COLL_INLINE", "0"), ("HEAPMPI_STATS", "1")],
+    &[("HEAPMPI_COLL_INLINE", "64"), ("HEAPMPI_STATS", "1")],
+    &[("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")],
+];
+
+/// Runs a program at 2 ranks under each of `VARIANTS` (LD_PRELOAD),
+/// compared with the stock run; collectives must still run over the heap.
+fn variants(test: &str, program: &str, verdict: &str) {
+    let mut fl = Failures::new();
+    let n = 2;
+    for f in available_flavours() {
+        let stock_case = Case::new(program, f, Mode::Stock, n);
+        let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+            continue;
+        };
+        for env in VARIANTS {
+            let case = Case::new(program, f, Mode::Preload, n).env(env);
+            fl.run(case, |o| {
+                check_same_as_stock(o, &stock)?;
+                check_coll_on_heap(o, n)
+            });
+        }
+    }
+    fl.finish(test);
+}
+
+#[test]
+fn coll_data_movement_inline_and_heap_variants() {
+    variants(
+        "coll_data_movement_inline_and_heap_variants",
+        "coll_move",
+        "move",
+    );
+}
+
+#[test]
+fn coll_reductions_inline_and_heap_variants() {
+    variants(
+        "coll_reductions_inline_and_heap_variants",
+        "coll_reduce",
+        "reduce",
+    );
+}
+
+/// Uneven pretend nodes: 3 ranks in nodes of 2, so one node holds a lone
+/// rank. Reduce and Allreduce on `MPI_COMM_WORLD` span the nodes (node
+/// phase, then leaders through the real MPI), the per-node communicators
+/// are one node-local pair and one single rank.
+#[test]
+fn coll_uneven_pretend_nodes() {
+    let mut fl = Failures::new();
+    let n = 3;
+    for (program, verdict) in [("coll_reduce", "reduce"), ("coll_comms", "comms")] {
+        for f in available_flavours() {
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(&PRETEND_NODES);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).env(&PRETEND_NODES);
+                fl.run(case, |o| check_same_as_stock(o, &stock));
+            }
+        }
+    }
+    fl.finish("coll_uneven_pretend_nodes");
+}
