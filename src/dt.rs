@@ -157,17 +157,7 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
     }
     let mut contig = false;
     if named {
-        let (mut lb, mut ext, mut tlb, mut text): (
-            ffi::MPI_Aint,
-            ffi::MPI_Aint,
-            ffi::MPI_Aint,
-            ffi::MPI_Aint,
-        ) = (0, 0, 0, 0);
-        // SAFETY: valid datatype and out-pointers.
-        unsafe {
-            ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
-            ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
-        }
+        let (lb, ext, tlb, text) = extents(dt);
         contig = lb == 0 && tlb == 0 && ext == size as ffi::MPI_Aint && text == ext;
     }
     let d = Dt {
@@ -176,6 +166,18 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
         named,
     };
     Some((d, named))
+}
+
+/// (lower bound, extent, true lower bound, true extent) of a valid
+/// datatype.
+fn extents(dt: ffi::MPI_Datatype) -> (ffi::MPI_Aint, ffi::MPI_Aint, ffi::MPI_Aint, ffi::MPI_Aint) {
+    let (mut lb, mut ext, mut tlb, mut text) = (0, 0, 0, 0);
+    // SAFETY: a valid datatype and out-pointers.
+    unsafe {
+        ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+        ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
+    }
+    (lb, ext, tlb, text)
 }
 
 /// Bytes `count` elements of `dt` occupy when packed.
@@ -285,8 +287,7 @@ pub unsafe fn unpack_prefix(
             });
         }
         if rem > 0 && full < count as usize {
-            let (mut lb, mut ext): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
-            ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+            let (_, ext, _, _) = extents(dt);
             // The cast is needed where MPI_Aint is `long` (MPICH).
             #[allow(clippy::unnecessary_cast)]
             let elem = buf.wrapping_offset((full as isize).wrapping_mul(ext as isize));
@@ -370,17 +371,7 @@ pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
         return Some(l);
     }
     let (d, named) = lookup(dt)?;
-    let (mut lb, mut ext, mut tlb, mut text): (
-        ffi::MPI_Aint,
-        ffi::MPI_Aint,
-        ffi::MPI_Aint,
-        ffi::MPI_Aint,
-    ) = (0, 0, 0, 0);
-    // SAFETY: a valid datatype and out-pointers.
-    unsafe {
-        ffi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
-        ffi::PMPI_Type_get_true_extent(dt, &mut tlb, &mut text);
-    }
+    let (_, ext, tlb, text) = extents(dt);
     let l = Layout {
         d,
         // The cast is needed where MPI_Aint is `long` (MPICH).

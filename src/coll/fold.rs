@@ -70,6 +70,29 @@ pub(super) struct Job<'a> {
     pub blocks: &'a [usize],
 }
 
+impl Job<'static> {
+    /// A job without blocks (every kind but [`Kind::Scatter`]); `count` is
+    /// checked non-negative by the caller.
+    pub fn new(
+        kind: Kind,
+        input: *const u8,
+        count: core::ffi::c_int,
+        recv: Option<Buf>,
+        red: Reducer,
+        l: Layout,
+    ) -> Job<'static> {
+        Job {
+            kind,
+            input,
+            count: count.max(0) as usize,
+            recv,
+            red,
+            l,
+            blocks: &[],
+        }
+    }
+}
+
 impl Job<'_> {
     fn sp(&self) -> Span {
         self.l.span(self.count)

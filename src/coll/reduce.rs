@@ -59,6 +59,19 @@ unsafe fn go(node: &Node, job: &Job) -> bool {
     done
 }
 
+/// Runs `job`, or makes the real call when every member must.
+///
+/// # Safety
+/// The job's buffers are the caller's.
+unsafe fn go_or(node: &Node, job: &Job, real: impl FnOnce() -> c_int) -> c_int {
+    // SAFETY: per the contract.
+    if unsafe { go(node, job) } {
+        0
+    } else {
+        real()
+    }
+}
+
 /// `MPI_Allreduce`.
 ///
 /// # Safety
@@ -92,15 +105,14 @@ pub unsafe fn allreduce(
         // buffer), leaders all-reduce in place, the node's leader
         // broadcasts.
         let leader = node.me == 0;
-        let job = Job {
-            kind: Kind::Reduce(0),
+        let job = Job::new(
+            Kind::Reduce(0),
             input,
-            count: count as usize,
-            recv: leader.then_some(recv),
+            count,
+            leader.then_some(recv),
             red,
             l,
-            blocks: &[],
-        };
+        );
         // SAFETY: the caller's buffers; the leader's receive buffer is
         // read again only after the node phase.
         let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
@@ -117,21 +129,9 @@ pub unsafe fn allreduce(
         ran();
         return rc;
     }
-    let job = Job {
-        kind: Kind::Allreduce,
-        input,
-        count: count as usize,
-        recv: Some(recv),
-        red,
-        l,
-        blocks: &[],
-    };
+    let job = Job::new(Kind::Allreduce, input, count, Some(recv), red, l);
     // SAFETY: the caller's buffers, described by `job`.
-    if unsafe { go(node, &job) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { go_or(node, &job, real) }
 }
 
 /// `MPI_Reduce`.
@@ -194,21 +194,9 @@ pub unsafe fn reduce(
     let Some(input) = input(sbuf, rbuf, count as usize) else {
         return real();
     };
-    let job = Job {
-        kind: Kind::Reduce(root),
-        input,
-        count: count as usize,
-        recv,
-        red,
-        l,
-        blocks: &[],
-    };
+    let job = Job::new(Kind::Reduce(root), input, count, recv, red, l);
     // SAFETY: the caller's buffers, described by `job`.
-    if unsafe { go(node, &job) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { go_or(node, &job, real) }
 }
 
 /// The reduce-scatters: block `m` of `counts[m]` elements to member `m`.
@@ -332,21 +320,9 @@ unsafe fn prefix(
     if rbuf.is_null() && count > 0 {
         return real();
     }
-    let job = Job {
-        kind,
-        input,
-        count: count as usize,
-        recv: Some(recv),
-        red,
-        l,
-        blocks: &[],
-    };
+    let job = Job::new(kind, input, count, Some(recv), red, l);
     // SAFETY: the caller's buffers, described by `job`.
-    if unsafe { go(node, &job) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { go_or(node, &job, real) }
 }
 
 /// `MPI_Scan`.
@@ -474,15 +450,7 @@ unsafe fn spanning_reduce(
     let Some(tb) = Buf::new(target, count, dt) else {
         return ffi::MPI_ERR_TYPE as c_int;
     };
-    let job = Job {
-        kind: Kind::Reduce(0),
-        input,
-        count: count as usize,
-        recv: leader.then_some(tb),
-        red,
-        l,
-        blocks: &[],
-    };
+    let job = Job::new(Kind::Reduce(0), input, count, leader.then_some(tb), red, l);
     // SAFETY: the caller's buffers and ours.
     let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
     if rc == 0 {

@@ -177,17 +177,13 @@ pub unsafe fn created(rc: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
     rc
 }
 
-/// Sets the layer up once the shared heap is active on this node (called
-/// on every rank of the node, from `MPI_Init`): the keyval, the datatype
-/// layer, and the infos of `MPI_COMM_WORLD` and `MPI_COMM_SELF`. The
-/// node's ranks keep infos together or not at all (point-to-point and the
-/// collectives route by them, and a rank without them would leave its
-/// peers waiting). Returns whether the layer is on.
-pub fn start(node: ffi::MPI_Comm) -> bool {
-    let mine: c_int = init_keyval() as c_int;
-    let mut all: c_int = 0;
-    // SAFETY: one int each way over the node communicator; every local
-    // rank gets here (the decision to start is the node's).
+/// Whether `ok` holds on every member of `comm` (one all-reduce of an int:
+/// collective, every member calls it at the same point). False also when
+/// the all-reduce fails.
+pub fn all_agree(comm: ffi::MPI_Comm, ok: bool) -> bool {
+    let (mine, mut all): (c_int, c_int) = (ok as c_int, 0);
+    // SAFETY: one int each way over `comm`; per the contract, every member
+    // makes the same call.
     let rc = unsafe {
         ffi::PMPI_Allreduce(
             (&mine as *const c_int).cast(),
@@ -195,10 +191,21 @@ pub fn start(node: ffi::MPI_Comm) -> bool {
             1,
             ffi::RSMPI_INT32_T,
             ffi::RSMPI_MIN,
-            node,
+            comm,
         )
     };
-    if rc != 0 || all == 0 {
+    rc == 0 && all == 1
+}
+
+/// Sets the layer up once the shared heap is active on this node (called
+/// on every rank of the node, from `MPI_Init`): the keyval, the datatype
+/// layer, and the infos of `MPI_COMM_WORLD` and `MPI_COMM_SELF`. The
+/// node's ranks keep infos together or not at all (point-to-point and the
+/// collectives route by them, and a rank without them would leave its
+/// peers waiting). Returns whether the layer is on.
+pub fn start(node: ffi::MPI_Comm) -> bool {
+    // Every local rank gets here (the decision to start is the node's).
+    if !all_agree(node, init_keyval()) {
         return false;
     }
     crate::dt::init();

@@ -233,21 +233,7 @@ impl Node {
         let ok = rc == 0 && addr != 0;
         let all_ok = match &span {
             None => ok,
-            Some(_) => {
-                let (mine, mut all): (c_int, c_int) = (ok as c_int, 0);
-                // SAFETY: one int each way over `comm`, same call everywhere.
-                let rc = unsafe {
-                    ffi::PMPI_Allreduce(
-                        (&mine as *const c_int).cast(),
-                        (&mut all as *mut c_int).cast(),
-                        1,
-                        ffi::RSMPI_INT32_T,
-                        ffi::RSMPI_MIN,
-                        comm,
-                    )
-                };
-                rc == 0 && all == 1
-            }
+            Some(_) => super::all_agree(comm, ok),
         };
         if !all_ok {
             if ok && me == 0 {

@@ -75,20 +75,8 @@ impl region::NodeComm for MpiNode {
         }
     }
     fn all(&self, ok: bool) -> bool {
-        let mine: i32 = ok as i32;
-        let mut all: i32 = 0;
-        // SAFETY: one int in, one int out, same call on every local rank.
-        let rc = unsafe {
-            ffi::PMPI_Allreduce(
-                (&mine as *const i32).cast(),
-                (&mut all as *mut i32).cast(),
-                1,
-                ffi::RSMPI_INT32_T,
-                ffi::RSMPI_MIN,
-                self.comm,
-            )
-        };
-        rc == 0 && all == 1
+        // Every local rank makes this call at the same point.
+        crate::comm::all_agree(self.comm, ok)
     }
 }
 

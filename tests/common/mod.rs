@@ -1326,3 +1326,97 @@ impl Failures {
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
+
+// ----- stock-versus-heapmpi comparisons (the conformance suites) -----
+
+/// The last lines a passing program prints: "rank N: <verdict> ok".
+pub fn verdict_lines(n: usize, verdict: &str) -> Vec<String> {
+    per_rank_lines(n, &format!("{verdict} ok"))
+}
+
+/// The stock run passed: exit 0 and every rank's verdict line at the end.
+pub fn check_stock(out: &Output, n: usize, verdict: &str) -> Result<(), String> {
+    check_success(out)?;
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    if tail != verdict_lines(n, verdict) {
+        return Err(format!(
+            "stdout does not end with the {n} lines \"rank N: {verdict} ok\""
+        ));
+    }
+    Ok(())
+}
+
+/// The heapmpi run passed and printed exactly what the stock run printed.
+pub fn check_same_as_stock(out: &Output, stock: &Output) -> Result<(), String> {
+    let same = out.stdout == stock.stdout;
+    let status = check_success(out);
+    if same && status.is_ok() {
+        return Ok(());
+    }
+    let mut msg = String::new();
+    if let Err(e) = status {
+        msg.push_str(&e);
+        msg.push('\n');
+    }
+    if !same {
+        let a: Vec<&str> = stock.stdout.lines().collect();
+        let b: Vec<&str> = out.stdout.lines().collect();
+        let first = a
+            .iter()
+            .zip(b.iter())
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        msg.push_str(&format!(
+            "stdout differs from the stock run (first difference at line {}: \
+             stock {:?}, heapmpi {:?})\n--- stock stdout ({}) ---\n{}\n",
+            first + 1,
+            a.get(first).copied().unwrap_or("<end>"),
+            b.get(first).copied().unwrap_or("<end>"),
+            stock.desc,
+            stock.stdout.trim_end()
+        ));
+    }
+    Err(msg.trim_end().to_string())
+}
+
+/// Every rank's report says no message header and no request was left at
+/// `MPI_Finalize` (every freed request completed and released what it
+/// held).
+pub fn check_nothing_left(o: &Output) -> Result<(), String> {
+    for key in ["headers_live", "requests_live"] {
+        let v = stats_numbers(&o.stderr, key)?;
+        if v.is_empty() || v.iter().any(|&x| x != 0) {
+            return Err(format!(
+                "{key} at MPI_Finalize: {v:?}, expected 0 on every rank"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the stock reference of a comparison; `None` if it could not run or
+/// failed (recorded in `fl`: the program is wrong, not heapmpi).
+pub fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) -> Option<Output> {
+    let stock = match run_mpi(stock_case) {
+        Ok(o) => o,
+        Err(e) => {
+            fl.fail(&stock_case.name(), e);
+            return None;
+        }
+    };
+    let stock_ok = if stock.timed_out {
+        Err(format!("timed out after {:?}", job_timeout()))
+    } else {
+        check_stock(&stock, n, verdict)
+    };
+    let stock_passed = stock_ok.is_ok();
+    fl.check(
+        &format!("{} (reference run)", stock_case.name()),
+        &stock,
+        stock_ok.map_err(|e| {
+            format!("{e}\nthe program fails under the stock MPI: it is wrong, not heapmpi")
+        }),
+    );
+    stock_passed.then_some(stock)
+}
