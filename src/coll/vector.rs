@@ -203,6 +203,45 @@ fn entry(node: &Node, m: usize, s: u64, j: usize) -> (*mut u8, usize) {
     ((addr.wrapping_add(off)) as *mut u8, len as usize)
 }
 
+/// Ends step `s` for every member when the root cannot take part (its
+/// arguments are left to the real MPI): they all make the real call.
+fn give_up_step(node: &Node, s: u64) {
+    node.gate(s);
+    node.publish(s, FAIL, 0, 0);
+    node.finish(s);
+    gave_up();
+}
+
+/// The root's side of a rooted "v" call: publishes `off`, runs `own` (its
+/// own piece) while the others copy, and waits until they are done.
+/// False when it could not offer (every member then makes the real call).
+fn root_publishes(node: &Node, s: u64, off: &Offer, own: impl FnOnce()) -> bool {
+    node.publish(s, off.addr, 0, off.table);
+    own();
+    if off.addr != FAIL {
+        node.wait_done(s);
+    }
+    node.finish(s);
+    if off.addr == FAIL {
+        gave_up();
+    }
+    off.addr != FAIL
+}
+
+/// A non-root's side of a rooted "v" call: waits for the root's offer and
+/// returns this member's (address, length) in it; `None` (step ended) when
+/// the root could not offer. The caller finishes the step after copying.
+fn from_root(node: &Node, root: usize, s: u64) -> Option<(*mut u8, usize)> {
+    let c = node.wait_cell(root, s);
+    // Relaxed: ordered by the Acquire of the step in `wait_cell`.
+    if c.addr.load(Ordering::Relaxed) == FAIL {
+        node.finish(s);
+        gave_up();
+        return None;
+    }
+    Some(entry(node, root, s, node.me))
+}
+
 /// `MPI_Allgatherv`.
 ///
 /// # Safety
@@ -290,26 +329,19 @@ pub unsafe fn gatherv(
         let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, displs, rdt, node.n) }) else {
             // Every member has begun the step: end it for them, the same
             // way as a failed stage, so they all make the real call.
-            node.gate(s);
-            node.publish(s, FAIL, 0, 0);
-            node.finish(s);
-            gave_up();
+            give_up_step(node, s);
             return real();
         };
         // The others write into our buffer, or into a stage we unpack.
         // SAFETY: the caller's buffer.
         let off = unsafe { offer(node, s, &recv, false, false) };
-        node.publish(s, off.addr, 0, off.table);
-        if let Some(send) = send {
-            // SAFETY: the caller's buffers.
-            unsafe { send.copy_to(&recv.piece(me)) };
-        }
-        if off.addr != FAIL {
-            node.wait_done(s);
-        }
-        node.finish(s);
-        if off.addr == FAIL {
-            gave_up();
+        let offered = root_publishes(node, s, &off, || {
+            if let Some(send) = send {
+                // SAFETY: the caller's buffers.
+                unsafe { send.copy_to(&recv.piece(me)) };
+            }
+        });
+        if !offered {
             return real();
         }
         if !recv.in_place_ok() {
@@ -321,14 +353,9 @@ pub unsafe fn gatherv(
         }
     } else {
         let send = send.expect("a non-root sends");
-        let c = node.wait_cell(root, s);
-        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
-        if c.addr.load(Ordering::Relaxed) == FAIL {
-            node.finish(s);
-            gave_up();
+        let Some((p, len)) = from_root(node, root, s) else {
             return real();
-        }
-        let (p, len) = entry(node, root, s, me);
+        };
         // SAFETY: the root offers room for our piece there until every
         // member is done.
         unsafe { pack_limited(&send, p, len) };
@@ -380,37 +407,25 @@ pub unsafe fn scatterv(
     if me == root {
         // SAFETY: MPI requires n counts and displacements at the root.
         let Some(send) = (unsafe { VBuf::new(sbuf, scounts, displs, sdt, node.n) }) else {
-            node.gate(s);
-            node.publish(s, FAIL, 0, 0);
-            node.finish(s);
-            gave_up();
+            give_up_step(node, s);
             return real();
         };
         // SAFETY: the caller's buffer.
         let off = unsafe { offer(node, s, &send, true, false) };
-        node.publish(s, off.addr, 0, off.table);
-        if let Some(recv) = recv {
-            // SAFETY: the caller's buffers.
-            unsafe { send.piece(me).copy_to(&recv) };
-        }
-        if off.addr != FAIL {
-            node.wait_done(s);
-        }
-        node.finish(s);
-        if off.addr == FAIL {
-            gave_up();
+        let offered = root_publishes(node, s, &off, || {
+            if let Some(recv) = recv {
+                // SAFETY: the caller's buffers.
+                unsafe { send.piece(me).copy_to(&recv) };
+            }
+        });
+        if !offered {
             return real();
         }
     } else {
         let recv = recv.expect("a non-root receives");
-        let c = node.wait_cell(root, s);
-        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
-        if c.addr.load(Ordering::Relaxed) == FAIL {
-            node.finish(s);
-            gave_up();
+        let Some((p, len)) = from_root(node, root, s) else {
             return real();
-        }
-        let (p, len) = entry(node, root, s, me);
+        };
         // SAFETY: the root offers our piece there until every member is
         // done.
         unsafe { recv.unpack_from(p, len) };
