@@ -208,7 +208,7 @@ impl Config {
         };
         c.fastbox_max = fb_max
             .min(c.immediate_max)
-            .min((c.fastbox_size / 4).saturating_sub(crate::p2p::queue::REC_HDR));
+            .min((c.fastbox_size / 4).saturating_sub(crate::p2p::fastbox::REC_HDR));
         if let Some(v) = get("HEAPMPI_COLL_RADIX") {
             match v.trim().parse::<usize>() {
                 Ok(n) if (1..=64).contains(&n) => c.coll_radix = n,

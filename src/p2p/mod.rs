@@ -1,6 +1,7 @@
 //! Point-to-point between node-local ranks through the shared heap.
 //!
 //! - [`queue`]: message headers and mailboxes in shared memory;
+//! - [`fastbox`]: per-pair rings of small messages in shared memory;
 //! - [`engine`]: requests, matching, the immediate / single-copy /
 //!   synergistic protocols, progress;
 //! - [`api`]: MPI semantics and routing (what goes to the real MPI);
@@ -9,6 +10,7 @@
 
 pub mod api;
 pub mod engine;
+pub mod fastbox;
 pub mod handle;
 pub mod progress;
 pub mod queue;

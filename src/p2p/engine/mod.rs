@@ -56,6 +56,7 @@ pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
 pub use req::{zombies_ready, Req, St, State, SENT_SLOT};
 
+use super::fastbox::*;
 use super::queue::*;
 use crate::dt::{self, Dt};
 use crate::heap;

@@ -7,7 +7,7 @@
 //! shared staging copy when the buffer is outside the shared heap, and the
 //! receiver copies once) and *synergistic* (see `synergy`). Small messages
 //! may instead go through the sender's fast box towards the receiver
-//! (`queue::Ring`). Also here: stage-on-stall (a standard send the receiver
+//! (`fastbox::Ring`). Also here: stage-on-stall (a standard send the receiver
 //! is late for is copied to a shared buffer, as an eager protocol would)
 //! and `reclaim`, which takes back the headers receivers return.
 
