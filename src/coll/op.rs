@@ -93,11 +93,14 @@ pub use handles::{no_op, null as op_null, replace};
 pub enum Class {
     /// C integer.
     Int,
+    /// Fortran integer and the multi-language types (`MPI_AINT`,
+    /// `MPI_COUNT`): as C integers, but not for the logical operations.
+    FortranInt,
     /// Floating point.
     Float,
     /// Complex.
     Complex,
-    /// Logical (`MPI_C_BOOL`).
+    /// Logical (`MPI_C_BOOL`, `MPI_LOGICAL`).
     Logical,
     /// `MPI_BYTE`.
     Byte,
@@ -122,7 +125,12 @@ pub enum Elem {
     U64,
 }
 
-/// A predefined type's class and kernel element, from its standard name.
+/// A predefined type's class and kernel element, from its standard name
+/// (the name both MPIs give it; the Fortran types' names are spelt as in
+/// Fortran). A kernel is used only where the type's extent is the
+/// element's (see [`Reducer::new`]): gfortran's default `INTEGER` and
+/// `REAL` are 4 bytes, but a program compiled with `-fdefault-integer-8`
+/// does not change what `MPI_INTEGER` is to the C library.
 pub fn classify_name(name: &str) -> Option<TypeClass> {
     use Class::*;
     let long64 = core::mem::size_of::<core::ffi::c_long>() == 8;
@@ -138,18 +146,34 @@ pub fn classify_name(name: &str) -> Option<TypeClass> {
         "MPI_UNSIGNED_LONG" => (Int, Some(if long64 { Elem::U64 } else { Elem::U32 })),
         "MPI_SHORT" | "MPI_UNSIGNED_SHORT" | "MPI_SIGNED_CHAR" | "MPI_UNSIGNED_CHAR"
         | "MPI_INT8_T" | "MPI_INT16_T" | "MPI_UINT8_T" | "MPI_UINT16_T" => (Int, None),
+        "MPI_INTEGER" | "MPI_INTEGER4" => (FortranInt, Some(Elem::I32)),
+        // Not `MPI_OFFSET`: Open MPI 4.1.4 compares it as unsigned in
+        // `MPI_MAX`/`MPI_MIN`, so the real MPI keeps it, bug included.
+        "MPI_INTEGER8" | "MPI_AINT" | "MPI_COUNT" => (FortranInt, Some(Elem::I64)),
+        "MPI_INTEGER1" | "MPI_INTEGER2" | "MPI_INTEGER16" => (FortranInt, None),
+        "MPI_REAL" | "MPI_REAL4" => (Float, Some(Elem::F32)),
+        "MPI_DOUBLE_PRECISION" | "MPI_REAL8" => (Float, Some(Elem::F64)),
+        "MPI_REAL2" | "MPI_REAL16" => (Float, None),
         "MPI_C_COMPLEX"
         | "MPI_C_FLOAT_COMPLEX"
         | "MPI_C_DOUBLE_COMPLEX"
-        | "MPI_C_LONG_DOUBLE_COMPLEX" => (Complex, None),
-        "MPI_C_BOOL" => (Logical, None),
+        | "MPI_C_LONG_DOUBLE_COMPLEX"
+        | "MPI_COMPLEX"
+        | "MPI_DOUBLE_COMPLEX"
+        | "MPI_COMPLEX8"
+        | "MPI_COMPLEX16"
+        | "MPI_COMPLEX32" => (Complex, None),
+        "MPI_C_BOOL" | "MPI_LOGICAL" => (Logical, None),
         "MPI_BYTE" => (Byte, None),
         "MPI_FLOAT_INT"
         | "MPI_DOUBLE_INT"
         | "MPI_LONG_INT"
         | "MPI_2INT"
         | "MPI_SHORT_INT"
-        | "MPI_LONG_DOUBLE_INT" => (Pair, None),
+        | "MPI_LONG_DOUBLE_INT"
+        | "MPI_2REAL"
+        | "MPI_2DOUBLE_PRECISION"
+        | "MPI_2INTEGER" => (Pair, None),
         _ => return None,
     })
 }
@@ -173,15 +197,16 @@ pub enum Pre {
 }
 
 /// Whether MPI defines predefined operation `p` on types of class `c`
-/// (MPI-4.0 §6.9.2, C types only).
+/// (MPI-4.0 §6.9.2). A pair outside it goes to the real MPI, which accepts
+/// it as an extension or raises its own error.
 pub fn valid(p: Pre, c: Class) -> bool {
     use Class::*;
     use Pre::*;
     match p {
-        Max | Min => matches!(c, Int | Float),
-        Sum | Prod => matches!(c, Int | Float | Complex),
+        Max | Min => matches!(c, Int | FortranInt | Float),
+        Sum | Prod => matches!(c, Int | FortranInt | Float | Complex),
         Land | Lor | Lxor => matches!(c, Int | Logical),
-        Band | Bor | Bxor => matches!(c, Int | Byte),
+        Band | Bor | Bxor => matches!(c, Int | FortranInt | Byte),
         Maxloc | Minloc => c == Pair,
     }
 }
@@ -203,6 +228,16 @@ thread_local! {
     /// handle and thread (predefined handles never change meaning; derived types are never
     /// entered).
     static NAMES: RefCell<Vec<(usize, Option<TypeClass>)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Elem {
+    /// Bytes of one element.
+    pub fn size(self) -> usize {
+        match self {
+            Elem::F64 | Elem::I64 | Elem::U64 => 8,
+            Elem::F32 | Elem::I32 | Elem::U32 => 4,
+        }
+    }
 }
 
 /// A predefined type's class and kernel element.
@@ -270,7 +305,7 @@ impl Reducer {
                 return None;
             }
             let kernel = match (p, elem) {
-                (Pre::Sum | Pre::Max | Pre::Min, Some(e)) => Some((p, e)),
+                (Pre::Sum | Pre::Max | Pre::Min, Some(e)) if e.size() == l.extent => Some((p, e)),
                 _ => None,
             };
             return Some(Reducer {
@@ -427,6 +462,13 @@ mod tests {
             Some((Class::Float, Some(Elem::F64)))
         );
         assert_eq!(classify_name("MPI_CHAR"), None);
+        assert_eq!(
+            classify_name("MPI_DOUBLE_PRECISION"),
+            Some((Class::Float, Some(Elem::F64)))
+        );
+        assert!(valid(Pre::Bxor, Class::FortranInt));
+        assert!(!valid(Pre::Land, Class::FortranInt));
+        assert!(valid(Pre::Land, Class::Logical));
         assert_eq!(
             classify_name("MPI_DOUBLE_INT").map(|c| c.0),
             Some(Class::Pair)

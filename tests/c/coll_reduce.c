@@ -20,7 +20,11 @@
  *     complex types; MAXLOC/MINLOC on MPI_DOUBLE_INT, MPI_2INT,
  *     MPI_FLOAT_INT, MPI_LONG_INT and MPI_SHORT_INT, with many ties and
  *     indices unrelated to the ranks, so that a tie must resolve to the
- *     lowest index), and four user-defined operations: two commutative ones
+ *     lowest index); the same on the Fortran and multi-language types
+ *     (MPI_INTEGER[1248], MPI_OFFSET, MPI_COUNT without the logical
+ *     operations, MPI_REAL[48], MPI_DOUBLE_PRECISION, MPI_COMPLEX,
+ *     MPI_DOUBLE_COMPLEX, MPI_LOGICAL, MPI_2INTEGER, MPI_2REAL,
+ *     MPI_2DOUBLE_PRECISION); and four user-defined operations: two commutative ones
  *     (sum modulo a prime on MPI_INT, and on ints each followed by a hole:
  *     MPI_INT resized to an extent of 8; the function must get the caller's
  *     layout and the holes of the result must not change) and two
@@ -235,6 +239,8 @@ INT_TYPE(u16, uint16_t, 0, UNSIGNED_TOP)
 INT_TYPE(i32, int32_t, 1, ALL)
 INT_TYPE(u64, uint64_t, 0, UNSIGNED_TOP)
 INT_TYPE(aint, MPI_Aint, 1, ALL)
+/* Open MPI 4.1.4 compares MPI_OFFSET as unsigned in MPI_MAX / MPI_MIN. */
+INT_TYPE(offs, MPI_Offset, 1, 1)
 INT_TYPE(byte, unsigned char, 0, ALL)
 
 #define INT_DESC(NAME, MPIT, T)                                                   \
@@ -422,10 +428,11 @@ CPLX_TYPE(cldouble, long double _Complex, long double, LD_BYTES)
 
 /* ---- value-index pairs ---- */
 
-#define PAIR_TYPE(NAME, VT)                                                     \
+#define PAIR_TYPE(NAME, VT) PAIR_TYPE_I(NAME, VT, int)
+#define PAIR_TYPE_I(NAME, VT, IT)                                               \
     typedef struct {                                                            \
         VT v;                                                                   \
-        int i;                                                                  \
+        IT i;                                                                   \
     } NAME##_t;                                                                 \
     static void gen_##NAME(void *p, int op, int mode, uint64_t h)               \
     {                                                                           \
@@ -434,7 +441,7 @@ CPLX_TYPE(cldouble, long double _Complex, long double, LD_BYTES)
         NAME##_t x;                                                             \
         memset(&x, 0, sizeof x);                                                \
         x.v = (VT)(h % 4) - (VT)1; /* few values: many ties */                  \
-        x.i = (int)((h >> 8) % 13) - 2;                                         \
+        x.i = (IT)((int)((h >> 8) % 13) - 2);                                   \
         memcpy(p, &x, sizeof x);                                                \
     }                                                                           \
     static void apply_##NAME(int op, const void *in, void *io)                  \
@@ -469,6 +476,18 @@ PAIR_TYPE(two_int, int)
 PAIR_TYPE(float_int, float)
 PAIR_TYPE(long_int, long)
 PAIR_TYPE(short_int, short)
+PAIR_TYPE_I(two_real, float, float)
+PAIR_TYPE_I(two_dprec, double, double)
+
+/* ---- Fortran LOGICAL (gfortran: a 4-byte integer, .TRUE. is 1) ---- */
+
+static void gen_flog(void *p, int op, int mode, uint64_t h)
+{
+    (void)op;
+    (void)mode;
+    int v = (h >> 7) & 1;
+    memcpy(p, &v, sizeof v);
+}
 
 #define PAIR_DESC(NAME, MPIT)                                                     \
     {#MPIT, MPIT, sizeof(NAME##_t), gen_##NAME, apply_##NAME, eq_##NAME, NULL,    \
@@ -643,6 +662,33 @@ static tdesc TD_PAIR[] = {
     PAIR_DESC(float_int, MPI_FLOAT_INT),   PAIR_DESC(long_int, MPI_LONG_INT),
     PAIR_DESC(short_int, MPI_SHORT_INT),
 };
+/* Fortran and multi-language types, used from C as MPI allows (gfortran's
+ * default INTEGER and REAL are 4 bytes). MPI-4.0 §6.9.2: the logical
+ * operations are not defined on Fortran integers, only on LOGICAL. */
+static tdesc TD_FINT[] = {
+    INT_DESC(int, MPI_INTEGER, int),       INT_DESC(int, MPI_INTEGER4, int32_t),
+    INT_DESC(llong, MPI_INTEGER8, int64_t), INT_DESC(short, MPI_INTEGER2, int16_t),
+    INT_DESC(i8, MPI_INTEGER1, int8_t),     INT_DESC(offs, MPI_OFFSET, MPI_Offset),
+    INT_DESC(llong, MPI_COUNT, MPI_Count),
+};
+#define N_FINT ((int)(sizeof TD_FINT / sizeof TD_FINT[0]))
+static tdesc TD_FREAL[] = {
+    FLT_DESC(float, MPI_REAL, float),
+    FLT_DESC(double, MPI_DOUBLE_PRECISION, double),
+    FLT_DESC(float, MPI_REAL4, float),
+    FLT_DESC(double, MPI_REAL8, double),
+};
+static tdesc TD_FCPLX[] = {
+    CPLX_DESC(cfloat, MPI_COMPLEX, float _Complex),
+    CPLX_DESC(cdouble, MPI_DOUBLE_COMPLEX, double _Complex),
+};
+static tdesc TD_FLOG = {"MPI_LOGICAL", MPI_LOGICAL, sizeof(int), gen_flog, apply_int,
+                        eq_int, NULL, hash_int, NULL, NULL};
+static tdesc TD_FPAIR[] = {
+    PAIR_DESC(two_int, MPI_2INTEGER),
+    PAIR_DESC(two_real, MPI_2REAL),
+    PAIR_DESC(two_dprec, MPI_2DOUBLE_PRECISION),
+};
 static tdesc TD_UMOD = {"MPI_INT", MPI_INT, sizeof(int), gen_umod, apply_umod, eq_int,
                         NULL, hash_int, NULL, "sum mod 65521 (commutative)"};
 static tdesc TD_UMAT = {"contiguous(4, MPI_INT)", MPI_DATATYPE_NULL, 16, gen_umat,
@@ -661,7 +707,7 @@ typedef struct {
     MPI_Op mop;
 } combo_t;
 
-#define MAX_COMBOS 256
+#define MAX_COMBOS 512
 static combo_t g_combos[MAX_COMBOS];
 static int g_ncombos;
 
@@ -696,6 +742,21 @@ static void make_combos(void)
     for (int i = 0; i < 5; i++)
         for (int op = O_MAXLOC; op <= O_MINLOC; op++)
             add(&TD_PAIR[i], op, pre[op]);
+    for (int i = 0; i < N_FINT; i++)
+        for (int op = O_MAX; op <= O_BXOR; op++)
+            if (op < O_LAND || op > O_LXOR)
+                add(&TD_FINT[i], op, pre[op]);
+    for (int i = 0; i < 4; i++)
+        for (int op = O_MAX; op <= O_PROD; op++)
+            add(&TD_FREAL[i], op, pre[op]);
+    for (int i = 0; i < 2; i++)
+        for (int op = O_SUM; op <= O_PROD; op++)
+            add(&TD_FCPLX[i], op, pre[op]);
+    for (int op = O_LAND; op <= O_LXOR; op++)
+        add(&TD_FLOG, op, pre[op]);
+    for (int i = 0; i < 3; i++)
+        for (int op = O_MAXLOC; op <= O_MINLOC; op++)
+            add(&TD_FPAIR[i], op, pre[op]);
     MPI_OK(MPI_Type_contiguous(4, MPI_INT, &T_MAT));
     MPI_OK(MPI_Type_commit(&T_MAT));
     MPI_OK(MPI_Type_contiguous(2, MPI_UINT64_T, &T_CAT));
