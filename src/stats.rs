@@ -88,8 +88,10 @@ pub static P2P_WILDCARD_REAL: Counter = Counter::new();
 
 /// Collectives heapmpi ran over the shared heap.
 pub static COLL_FAST: Counter = Counter::new();
-/// Collectives handed to the real MPI (communicator unknown, spanning
-/// nodes, or arguments left to the real MPI).
+/// Collectives handed to the real MPI whole (communicator unknown,
+/// spanning nodes where heapmpi has no hierarchical form, arguments or
+/// types left to the real MPI, or given up half-way: see
+/// [`COLL_GAVE_UP`]).
 pub static COLL_REAL: Counter = Counter::new();
 /// Buffers copied to a shared staging buffer (outside the heap, or not
 /// dense).

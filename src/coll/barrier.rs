@@ -15,7 +15,7 @@ use mpi_sys as ffi;
 
 use std::sync::atomic::Ordering;
 
-use super::{node, ran, RADIX};
+use super::{node, ran, to_real, RADIX};
 use crate::comm::node::Node;
 
 /// `MPI_Barrier`.
@@ -25,7 +25,7 @@ use crate::comm::node::Node;
 pub unsafe fn barrier(comm: ffi::MPI_Comm) -> c_int {
     let Some(node) = node(comm) else {
         // SAFETY: forwarded unchanged.
-        return unsafe { ffi::PMPI_Barrier(comm) };
+        return to_real(|| unsafe { ffi::PMPI_Barrier(comm) });
     };
     let rc = match &node.span {
         None => {

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, Buf, FAIL};
+use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, FAIL};
 use crate::comm::node::Node;
 
 /// `MPI_Bcast`.
@@ -31,7 +31,7 @@ pub unsafe fn bcast(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Bcast(buf, count, dt, root, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Bcast(buf, count, dt, root, comm) });
     let Some(node) = node(comm) else {
         return real();
     };
@@ -163,7 +163,9 @@ pub unsafe fn scatter(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
+    let real = || {
+        to_real(|| unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })
+    };
     let Some(node) = flat(comm) else {
         return real();
     };

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{flat, gave_up, in_place, offer, ran, rank_ok, Buf, Stage, FAIL};
+use super::{flat, gave_up, in_place, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 
 /// Where member `m` offered its data in step `s`, and the length it gave.
@@ -56,7 +56,8 @@ pub unsafe fn allgather(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
+    let real =
+        || to_real(|| unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) });
     let Some(node) = flat(comm) else {
         return real();
     };
@@ -150,7 +151,9 @@ pub unsafe fn gather(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) };
+    let real = || {
+        to_real(|| unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })
+    };
     let Some(node) = flat(comm) else {
         return real();
     };
@@ -303,7 +306,8 @@ pub unsafe fn alltoall(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) };
+    let real =
+        || to_real(|| unsafe { ffi::PMPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) });
     let Some(node) = flat(comm) else {
         return real();
     };

@@ -118,36 +118,30 @@ fn info(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     Some(info)
 }
 
+/// Makes the real MPI's call of a collective heapmpi does not run, for
+/// whatever reason (unknown communicator, arguments or types left to the
+/// real MPI, a member that could not stage), counted.
+fn to_real(call: impl FnOnce() -> c_int) -> c_int {
+    stats::COLL_REAL.add(1);
+    call()
+}
+
 /// The node state for a collective on `comm`, or `None` when the call goes
-/// to the real MPI (counted). Collective over `comm` the first time.
+/// to the real MPI. Collective over `comm` the first time.
 fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
     if !ON.load(Ordering::Relaxed) || comm == comm_null() {
-        stats::COLL_REAL.add(1);
         return None;
     }
-    let Some(info) = info(comm) else {
-        stats::COLL_REAL.add(1);
-        return None;
-    };
-    let n = info
-        .node
+    let info = info(comm)?;
+    info.node
         .get_or_init(|| Node::create(info, comm, INLINE.load(Ordering::Relaxed)))
-        .as_ref();
-    if n.is_none() {
-        stats::COLL_REAL.add(1);
-    }
-    n
+        .as_ref()
 }
 
 /// [`node`], for the collectives heapmpi runs only on communicators inside
-/// one node (the others go to the real MPI, counted).
+/// one node (the others go to the real MPI).
 fn flat(comm: ffi::MPI_Comm) -> Option<&'static Node> {
-    let n = node(comm)?;
-    if n.span.is_some() {
-        stats::COLL_REAL.add(1);
-        return None;
-    }
-    Some(n)
+    node(comm).filter(|n| n.span.is_none())
 }
 
 fn comm_null() -> ffi::MPI_Comm {

@@ -11,7 +11,7 @@ use mpi_sys as ffi;
 use super::bcast::node_bcast;
 use super::fold::{self, Job, Kind};
 use super::op::Reducer;
-use super::{flat, gave_up, in_place, node, ran, rank_ok, Buf};
+use super::{flat, gave_up, in_place, node, ran, rank_ok, to_real, Buf};
 use crate::comm::node::Node;
 use crate::dt::{self, Layout};
 
@@ -85,7 +85,7 @@ pub unsafe fn allreduce(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm) });
     let Some((node, l, red)) = common(comm, count, dt, op, true) else {
         return real();
     };
@@ -148,7 +148,7 @@ pub unsafe fn reduce(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm) });
     let Some((node, l, red)) = common(comm, count, dt, op, true) else {
         return real();
     };
@@ -255,7 +255,8 @@ pub unsafe fn reduce_scatter_block(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm) };
+    let real =
+        || to_real(|| unsafe { ffi::PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm) });
     let Some((node, l, red)) = common(comm, count, dt, op, false) else {
         return real();
     };
@@ -279,7 +280,7 @@ pub unsafe fn reduce_scatter(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Reduce_scatter(sbuf, rbuf, counts, dt, op, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Reduce_scatter(sbuf, rbuf, counts, dt, op, comm) });
     if counts.is_null() {
         return real();
     }
@@ -338,7 +339,7 @@ pub unsafe fn scan(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Scan(sbuf, rbuf, count, dt, op, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Scan(sbuf, rbuf, count, dt, op, comm) });
     // SAFETY: the caller's arguments.
     unsafe { prefix(Kind::Scan, sbuf, rbuf, count, dt, op, comm, real) }
 }
@@ -356,7 +357,7 @@ pub unsafe fn exscan(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe { ffi::PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) };
+    let real = || to_real(|| unsafe { ffi::PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) });
     // SAFETY: the caller's arguments.
     unsafe { prefix(Kind::Exscan, sbuf, rbuf, count, dt, op, comm, real) }
 }

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::gather::{all_read_all, any_failed, pack_limited};
-use super::{flat, gave_up, in_place, ran, rank_ok, Buf, Stage, FAIL};
+use super::{flat, gave_up, in_place, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 use crate::heap;
 
@@ -258,8 +258,11 @@ pub unsafe fn allgatherv(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real =
-        || unsafe { ffi::PMPI_Allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm) };
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm)
+        })
+    };
     let Some(node) = flat(comm) else {
         return real();
     };
@@ -302,8 +305,11 @@ pub unsafe fn gatherv(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real =
-        || unsafe { ffi::PMPI_Gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm) };
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm)
+        })
+    };
     let Some(node) = flat(comm) else {
         return real();
     };
@@ -382,8 +388,11 @@ pub unsafe fn scatterv(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real =
-        || unsafe { ffi::PMPI_Scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm) };
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm)
+        })
+    };
     let Some(node) = flat(comm) else {
         return real();
     };
@@ -452,10 +461,12 @@ pub unsafe fn alltoallv(
     comm: ffi::MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let real = || unsafe {
-        ffi::PMPI_Alltoallv(
-            sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
-        )
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Alltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+            )
+        })
     };
     let Some(node) = flat(comm) else {
         return real();
