@@ -16,17 +16,6 @@ use core::ffi::c_void;
 
 use crate::fortran::Fint;
 
-/// The module of [`crate::fortran`] that serves the `mpif.h` names here.
-#[cfg(not(heapmpi_mpich))]
-use crate::fortran::own as mpif;
-#[cfg(heapmpi_mpich)]
-use crate::fortran::own as f08_impl;
-#[cfg(heapmpi_mpich)]
-use crate::fortran::real as mpif;
-/// The module that serves the `mpi_f08` names here.
-#[cfg(not(heapmpi_mpich))]
-use crate::fortran::real_f08 as f08_impl;
-
 /// Defines each binding once per exported name, each a call into
 /// [`crate::fortran`].
 macro_rules! fortran_exports {
@@ -81,61 +70,113 @@ macro_rules! fortran_exports {
     (@f08one $pre:literal, fn $name:ident($($a:ident: $t:ty),*)) => {};
 }
 
-fortran_exports! {
-    fn init(ierr: *mut Fint);
-    fn init_thread(required: *const Fint, provided: *mut Fint, ierr: *mut Fint);
-    fn finalize(ierr: *mut Fint);
-    fn send(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
-    fn ssend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
-    fn rsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
-    fn bsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
-    fn isend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn issend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn irsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn ibsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn recv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
-    fn irecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn sendrecv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, dest: *const Fint, stag: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
-    fn sendrecv_replace(buf: *mut c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, stag: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
-    fn probe(src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn iprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn mprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn improbe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn mrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint);
-    fn imrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, req: *mut Fint, ierr: *mut Fint);
-    fn wait(req: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn test(req: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn waitall(count: *const Fint, reqs: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
-    fn testall(count: *const Fint, reqs: *mut Fint, flag: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
-    fn waitany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn testany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn waitsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
-    fn testsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
-    fn request_free(req: *mut Fint, ierr: *mut Fint) f08;
-    fn request_get_status(req: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
-    fn cancel(req: *const Fint, ierr: *mut Fint) f08;
-    fn send_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn ssend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn rsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn bsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn recv_init(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
-    fn start(req: *mut Fint, ierr: *mut Fint) f08;
-    fn startall(count: *const Fint, reqs: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_dup(comm: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_dup_with_info(comm: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_split(comm: *const Fint, color: *const Fint, key: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_split_type(comm: *const Fint, split_type: *const Fint, key: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_create(comm: *const Fint, grp: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_create_group(comm: *const Fint, grp: *const Fint, tag: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn cart_create(comm: *const Fint, ndims: *const Fint, dims: *const Fint, periods: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn cart_sub(comm: *const Fint, remain: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn graph_create(comm: *const Fint, nnodes: *const Fint, index: *const Fint, edges: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn dist_graph_create(comm: *const Fint, n: *const Fint, sources: *const Fint, degrees: *const Fint, dests: *const Fint, w: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn dist_graph_create_adjacent(comm: *const Fint, indegree: *const Fint, sources: *const Fint, sw: *const Fint, outdegree: *const Fint, dests: *const Fint, dw: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn intercomm_merge(comm: *const Fint, high: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
-    fn buffer_attach(buf: *mut c_void, size: *const Fint, ierr: *mut Fint);
-    fn buffer_detach(buf: *mut c_void, size: *mut Fint, ierr: *mut Fint) f08;
-    fn comm_free(comm: *mut Fint, ierr: *mut Fint) f08;
+/// The point-to-point, completion, persistent-request and communicator
+/// bindings.
+pub mod p2p {
+    use super::*;
+
+    // The modules of `crate::fortran` that serve the `mpif.h` and the
+    // `mpi_f08` names here.
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::p2p::own as mpif;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::p2p::own as f08_impl;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::p2p::real as mpif;
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::p2p::real_f08 as f08_impl;
+
+    fortran_exports! {
+        fn init(ierr: *mut Fint);
+        fn init_thread(required: *const Fint, provided: *mut Fint, ierr: *mut Fint);
+        fn finalize(ierr: *mut Fint);
+        fn send(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+        fn ssend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+        fn rsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+        fn bsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, ierr: *mut Fint);
+        fn isend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn issend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn irsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn ibsend(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn recv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+        fn irecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn sendrecv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, dest: *const Fint, stag: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+        fn sendrecv_replace(buf: *mut c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, stag: *const Fint, src: *const Fint, rtag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint);
+        fn probe(src: *const Fint, tag: *const Fint, comm: *const Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn iprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn mprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn improbe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn mrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint);
+        fn imrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, req: *mut Fint, ierr: *mut Fint);
+        fn wait(req: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn test(req: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn waitall(count: *const Fint, reqs: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+        fn testall(count: *const Fint, reqs: *mut Fint, flag: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+        fn waitany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn testany(count: *const Fint, reqs: *mut Fint, index: *mut Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn waitsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+        fn testsome(count: *const Fint, reqs: *mut Fint, outcount: *mut Fint, indices: *mut Fint, sts: *mut Fint, ierr: *mut Fint) f08;
+        fn request_free(req: *mut Fint, ierr: *mut Fint) f08;
+        fn request_get_status(req: *const Fint, flag: *mut Fint, st: *mut Fint, ierr: *mut Fint) f08;
+        fn cancel(req: *const Fint, ierr: *mut Fint) f08;
+        fn send_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn ssend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn rsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn bsend_init(buf: *const c_void, count: *const Fint, dt: *const Fint, dest: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn recv_init(buf: *mut c_void, count: *const Fint, dt: *const Fint, src: *const Fint, tag: *const Fint, comm: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn start(req: *mut Fint, ierr: *mut Fint) f08;
+        fn startall(count: *const Fint, reqs: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_dup(comm: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_dup_with_info(comm: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_split(comm: *const Fint, color: *const Fint, key: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_split_type(comm: *const Fint, split_type: *const Fint, key: *const Fint, inf: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_create(comm: *const Fint, grp: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_create_group(comm: *const Fint, grp: *const Fint, tag: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn cart_create(comm: *const Fint, ndims: *const Fint, dims: *const Fint, periods: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn cart_sub(comm: *const Fint, remain: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn graph_create(comm: *const Fint, nnodes: *const Fint, index: *const Fint, edges: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn dist_graph_create(comm: *const Fint, n: *const Fint, sources: *const Fint, degrees: *const Fint, dests: *const Fint, w: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn dist_graph_create_adjacent(comm: *const Fint, indegree: *const Fint, sources: *const Fint, sw: *const Fint, outdegree: *const Fint, dests: *const Fint, dw: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn intercomm_merge(comm: *const Fint, high: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) f08;
+        fn buffer_attach(buf: *mut c_void, size: *const Fint, ierr: *mut Fint);
+        fn buffer_detach(buf: *mut c_void, size: *mut Fint, ierr: *mut Fint) f08;
+        fn comm_free(comm: *mut Fint, ierr: *mut Fint) f08;
+    }
+}
+
+/// The collective bindings.
+pub mod coll {
+    use super::*;
+
+    // The modules of `crate::fortran` that serve the `mpif.h` and the
+    // `mpi_f08` names here.
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::coll::own as mpif;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::coll::own as f08_impl;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::coll::real as mpif;
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::coll::real_f08 as f08_impl;
+
+    fortran_exports! {
+        fn barrier(c: *const Fint, ierr: *mut Fint) f08;
+        fn bcast(buf: *mut c_void, count: *const Fint, dt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn reduce(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn allreduce(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn gather(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn gatherv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, displs: *const Fint, rdt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn scatter(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn scatterv(sbuf: *const c_void, scounts: *const Fint, displs: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn allgather(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn allgatherv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, displs: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn alltoall(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn alltoallv(sbuf: *const c_void, scounts: *const Fint, sdispls: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, rdispls: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, rcount: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn scan(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn exscan(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+    }
 }
 
 /// The `use mpi_f08` start-up and shut-down, as `NAME` and `__wrap_NAME`.
