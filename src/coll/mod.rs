@@ -23,10 +23,10 @@
 //!
 //! - [`barrier`]: the flag barrier;
 //! - [`bcast`]: broadcast and scatter (one root, every member reads);
-//! - [`reduce`]: the reductions' entry points, over [`fold`] (inline
+//! - [`reduce`]: the reductions' entry points, over `fold` (inline
 //!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
-//! - [`vector`]: the "v" variants (per-member counts and displacements);
+//! - `vector`: the "v" variants (per-member counts and displacements);
 //! - [`op`]: reduction operators.
 
 mod barrier;

@@ -1,6 +1,6 @@
 //! Every C symbol heapmpi exports, and nothing else.
 //!
-//! Each entry point is written once with [`c_exports!`], which defines it
+//! Each entry point is written once with `c_exports!`, which defines it
 //! under its own name (found by `LD_PRELOAD` interposition) and again as
 //! `__wrap_NAME` (reached through `-Wl,--wrap=NAME`, see `linker-scripts/`).
 //! Bodies are one call into the Rust modules that hold the logic. In unit

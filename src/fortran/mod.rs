@@ -10,24 +10,24 @@
 //!
 //! - **Open MPI**: its `mpif.h`/`use mpi` bindings (`mpi_send_`, alias
 //!   `ompi_send_f`) call `PMPI_*`, and its `use mpi_f08` procedures call
-//!   `ompi_send_f`. heapmpi defines both names ([`own`]): each converts its
-//!   Fortran arguments as Open MPI's binding does (handles with
+//!   `ompi_send_f`. heapmpi defines both names (module `own` of [`p2p`]
+//!   and of [`coll`]): each converts its Fortran arguments as Open MPI's binding does (handles with
 //!   `PMPI_*_f2c`, `MPI_BOTTOM` and `MPI_STATUS(ES)_IGNORE` by the address
 //!   of their common block, 1-based indices) and calls the same heapmpi
 //!   entry point as the C call, which serves it or hands it to the real
 //!   MPI.
 //! - **MPICH**: its `mpif.h`/`use mpi` bindings call the C `MPI_*`; heapmpi's
-//!   definitions of them forward to MPICH's ([`real`]). Its `use mpi_f08`
+//!   definitions of them forward to MPICH's (module `real`). Its `use mpi_f08`
 //!   procedures call `MPI_*` for sends and receives but `PMPI_*` for
 //!   waits, tests, starts, probes, request and communicator calls: heapmpi
-//!   defines those (`mpi_wait_f08_`, ...) itself ([`own`], with MPICH's
+//!   defines those (`mpi_wait_f08_`, ...) itself (module `own`, with MPICH's
 //!   `mpi_f08` sentinels; its handles are the Fortran integers).
 //! - `MPI_Init` and `MPI_Finalize` call the MPI's own binding (it does
 //!   Fortran set-up), with heapmpi's start-up after and shut-down before.
 //!
 //! Only gfortran's names (`mpi_send_`, and `mpi_send__` as both MPIs also
 //! provide) are defined; `src/ffi/fortran.rs` exports them and picks, per
-//! MPI, which of [`own`], [`real`] and [`real_f08`] serves each name.
+//! MPI, which of `own`, `real` and `real_f08` serves each name.
 
 use core::ffi::{c_int, c_void};
 
@@ -36,11 +36,11 @@ use mpi_sys as ffi;
 /// A Fortran `INTEGER` (both MPIs here: a C `int`).
 pub type Fint = c_int;
 
-/// Defines each Fortran binding three ways: heapmpi's own (module
-/// [`own`]: converts the arguments and calls the C entry point), and
-/// forwards to the MPI's own binding of the `mpif.h` name ([`real`]) and of
-/// the `use mpi_f08` name ([`real_f08`]). `src/ffi/fortran.rs` exports the
-/// one each MPI needs under each name.
+/// Defines each Fortran binding of a family three ways, as three modules of
+/// the family: heapmpi's own (`own`: converts the arguments and calls the
+/// C entry point), and forwards to the MPI's own binding of the `mpif.h`
+/// name (`real`) and of the `use mpi_f08` name (`real_f08`).
+/// `src/ffi/fortran.rs` exports the one each MPI needs under each name.
 macro_rules! binding {
     ($( $(#[doc = $doc:expr])* fn $name:ident($($a:ident: $t:ty),* $(,)?) $body:block )*) => {
         /// heapmpi's own bindings.
@@ -145,7 +145,7 @@ mod conv;
 pub mod p2p;
 
 /// `MPI_Init` of `use mpi_f08` (MPICH's calls `PMPI_Init` directly; Open
-/// MPI's calls `ompi_init_f`, heapmpi's [`init`]): the MPI's own binding,
+/// MPI's calls `ompi_init_f`, heapmpi's `p2p::own::init`): the MPI's own binding,
 /// then heapmpi's start-up (once).
 ///
 /// # Safety

@@ -34,7 +34,7 @@
 //!   both sides claim blocks with an atomic counter, so a sender that is
 //!   inside the library copies too.
 //!
-//! Every header is returned to its sender, which recycles it ([`Pool`]);
+//! Every header is returned to its sender, which recycles it (`Pool`);
 //! private copies of fast-box messages that arrived unexpected go back to
 //! the receiver's own pool.
 
