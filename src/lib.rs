@@ -26,6 +26,7 @@ pub mod heap;
 pub mod mpi;
 pub mod p2p;
 pub mod raw;
+pub mod req;
 pub mod stats;
 pub mod sys;
 

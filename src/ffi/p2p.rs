@@ -246,19 +246,19 @@ c_exports! {
     }
     /// `MPI_Request_c2f`.
     fn MPI_Request_c2f(req: MPI_Request) -> c_int {
-        api::request_c2f(req)
+        crate::req::handle::request_c2f(req)
     }
     /// `MPI_Request_f2c`.
     fn MPI_Request_f2c(req: c_int) -> MPI_Request {
-        api::request_f2c(req)
+        crate::req::handle::request_f2c(req)
     }
     /// `MPI_Message_c2f`.
     fn MPI_Message_c2f(msg: MPI_Message) -> c_int {
-        api::message_c2f(msg)
+        crate::req::handle::message_c2f(msg)
     }
     /// `MPI_Message_f2c`.
     fn MPI_Message_f2c(msg: c_int) -> MPI_Message {
-        api::message_f2c(msg)
+        crate::req::handle::message_f2c(msg)
     }
     /// `MPI_Buffer_attach`.
     fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {

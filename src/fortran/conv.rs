@@ -4,7 +4,6 @@
 //! Fortran integers themselves).
 
 use super::*;
-use crate::p2p::api;
 
 /// The Fortran sentinels of the bindings heapmpi implements: Open MPI's
 /// `mpif.h` ones (common blocks its C library defines), MPICH's
@@ -233,7 +232,7 @@ pub unsafe fn set_comm(out: *mut Fint, c: ffi::MPI_Comm) {
 /// As [`comm`].
 pub unsafe fn request(f: *const Fint) -> ffi::MPI_Request {
     // SAFETY: per the contract.
-    api::request_f2c(unsafe { *f })
+    crate::req::handle::request_f2c(unsafe { *f })
 }
 
 /// Stores a C request in a Fortran one.
@@ -242,7 +241,7 @@ pub unsafe fn request(f: *const Fint) -> ffi::MPI_Request {
 /// As [`set_comm`].
 pub unsafe fn set_request(out: *mut Fint, r: ffi::MPI_Request) {
     // SAFETY: per the contract.
-    unsafe { *out = api::request_c2f(r) };
+    unsafe { *out = crate::req::handle::request_c2f(r) };
 }
 
 /// A Fortran array of `n` requests as C requests.

@@ -131,10 +131,10 @@ binding! {
     fn mprobe(src: *const Fint, tag: *const Fint, comm: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
         unsafe {
-            let mut m = api::message_f2c(*msg);
+            let mut m = crate::req::handle::message_f2c(*msg);
             let rc = api::probe(*src, *tag, conv::comm(comm), core::ptr::null_mut(), Some(&mut m), status(st), true);
             if rc == 0 {
-                *msg = api::message_c2f(m);
+                *msg = crate::req::handle::message_c2f(m);
             }
             set_ierr(ierr, rc);
         }
@@ -143,11 +143,11 @@ binding! {
     fn improbe(src: *const Fint, tag: *const Fint, comm: *const Fint, flag: *mut Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
         unsafe {
-            let mut m = api::message_f2c(*msg);
+            let mut m = crate::req::handle::message_f2c(*msg);
             let mut f: c_int = 0;
             let rc = api::probe(*src, *tag, conv::comm(comm), &mut f, Some(&mut m), status(st), false);
             if rc == 0 && f != 0 {
-                *msg = api::message_c2f(m);
+                *msg = crate::req::handle::message_c2f(m);
             }
             *flag = logical(f);
             set_ierr(ierr, rc);
@@ -157,10 +157,10 @@ binding! {
     fn mrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, st: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
         unsafe {
-            let mut m = api::message_f2c(*msg);
+            let mut m = crate::req::handle::message_f2c(*msg);
             let rc = api::mrecv(conv::buf(buf), *count, dtype(dt), &mut m, status(st), None);
             if rc == 0 {
-                *msg = api::message_c2f(m);
+                *msg = crate::req::handle::message_c2f(m);
             }
             set_ierr(ierr, rc);
         }
@@ -169,11 +169,11 @@ binding! {
     fn imrecv(buf: *mut c_void, count: *const Fint, dt: *const Fint, msg: *mut Fint, req: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `send`.
         unsafe {
-            let mut m = api::message_f2c(*msg);
+            let mut m = crate::req::handle::message_f2c(*msg);
             let mut r = api::req_null();
             let rc = api::mrecv(conv::buf(buf), *count, dtype(dt), &mut m, ffi::RSMPI_STATUS_IGNORE, Some(&mut r));
             if rc == 0 {
-                *msg = api::message_c2f(m);
+                *msg = crate::req::handle::message_c2f(m);
                 set_request(req, r);
             }
             set_ierr(ierr, rc);

@@ -5,13 +5,11 @@
 //! - [`engine`]: requests, matching, the immediate / single-copy /
 //!   synergistic protocols, progress;
 //! - [`api`]: MPI semantics and routing (what goes to the real MPI);
-//! - [`handle`]: heapmpi's own request and message handles;
 //! - [`status`]: filling statuses as the real MPI's setters do.
 
 pub mod api;
 pub mod engine;
 pub mod fastbox;
-pub mod handle;
 pub mod progress;
 pub mod queue;
 pub mod status;

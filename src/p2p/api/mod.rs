@@ -36,16 +36,11 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use mpi_sys as ffi;
 
 use super::engine::{self, backoff, Engine, Mode, Persist, RecvSpec, SendSpec, Sent, St, State};
-use super::handle::{self, RawHandle};
 use super::status_rules::{self, Call};
 use crate::comm::CommInfo;
 use crate::dt;
+use crate::req::handle::{dec_msg, dec_req, enc_msg, enc_req, handles_ok};
 use crate::stats;
-
-/// Handle kinds (see `handle`).
-const REQ: usize = 0;
-
-const MSG: usize = 1;
 
 /// `MPI_TAG_UB` of `MPI_COMM_WORLD` (read at init; Relaxed: written before
 /// any communication, published by MPI's own synchronisation).
@@ -206,107 +201,6 @@ fn raise(comm: ffi::MPI_Comm, code: c_int) -> c_int {
 }
 
 // ----- sends -----
-
-/// heapmpi's request handle for slot `i`.
-fn enc_req(i: u32) -> ffi::MPI_Request {
-    ffi::MPI_Request(handle::encode(REQ, i as usize))
-}
-
-/// The slot of a heapmpi request handle.
-#[inline]
-fn dec_req(r: ffi::MPI_Request) -> Option<u32> {
-    handle::decode(REQ, r.0).map(|i| i as u32)
-}
-
-/// heapmpi's message handle for slot `i`.
-fn enc_msg(i: u32) -> ffi::MPI_Message {
-    ffi::MPI_Message(handle::encode(MSG, i as usize))
-}
-
-/// The slot of a heapmpi message handle.
-fn dec_msg(m: ffi::MPI_Message) -> Option<usize> {
-    handle::decode(MSG, m.0)
-}
-
-/// `MPI_Request_c2f`: heapmpi's requests get their own Fortran integers
-/// (see `handle::encode_fortran`); the real MPI converts its own.
-pub fn request_c2f(r: ffi::MPI_Request) -> c_int {
-    match dec_req(r) {
-        Some(i) => handle::encode_fortran(REQ, i as usize),
-        None => real_request_c2f(r),
-    }
-}
-
-/// `MPI_Request_f2c`, the inverse of [`request_c2f`].
-pub fn request_f2c(f: c_int) -> ffi::MPI_Request {
-    match handle::decode_fortran(REQ, f) {
-        Some(i) if handles_ok() => enc_req(i as u32),
-        _ => real_request_f2c(f),
-    }
-}
-
-/// `MPI_Message_c2f` (see [`request_c2f`]).
-pub fn message_c2f(m: ffi::MPI_Message) -> c_int {
-    match dec_msg(m) {
-        Some(i) => handle::encode_fortran(MSG, i),
-        None => real_message_c2f(m),
-    }
-}
-
-/// `MPI_Message_f2c`, the inverse of [`message_c2f`].
-pub fn message_f2c(f: c_int) -> ffi::MPI_Message {
-    match handle::decode_fortran(MSG, f) {
-        Some(i) if handles_ok() => enc_msg(i as u32),
-        _ => real_message_f2c(f),
-    }
-}
-
-// Open MPI converts handles with functions; MPICH's handles are the
-// Fortran integers themselves (its conversions are macros).
-#[cfg(not(heapmpi_mpich))]
-fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
-    // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
-    unsafe { ffi::PMPI_Request_c2f(r) }
-}
-#[cfg(not(heapmpi_mpich))]
-fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Request_f2c(f) }
-}
-#[cfg(not(heapmpi_mpich))]
-fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_c2f(m) }
-}
-#[cfg(not(heapmpi_mpich))]
-fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_f2c(f) }
-}
-#[cfg(heapmpi_mpich)]
-fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
-    r.0
-}
-#[cfg(heapmpi_mpich)]
-fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
-    ffi::MPI_Request(f)
-}
-#[cfg(heapmpi_mpich)]
-fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
-    m.0
-}
-#[cfg(heapmpi_mpich)]
-fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
-    ffi::MPI_Message(f)
-}
-
-/// Whether heapmpi can issue handles here.
-fn handles_ok() -> bool {
-    fn f<H: RawHandle>(_: H) -> bool {
-        handle::available::<H>()
-    }
-    f(req_null().0)
-}
 
 /// Drives the real MPI's progress now and then while heapmpi waits, so
 /// that its pending operations (to other nodes, collectives) keep moving.

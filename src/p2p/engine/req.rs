@@ -158,7 +158,7 @@ impl Engine {
         let i = match self.free_reqs.pop() {
             Some(i) => i,
             None => {
-                if self.reqs.len() >= crate::p2p::handle::MAX_SLOTS {
+                if self.reqs.len() >= crate::req::handle::MAX_SLOTS {
                     return None;
                 }
                 self.reqs.push(Req::vacant());

@@ -16,10 +16,17 @@
 use core::ffi::c_int;
 use std::sync::OnceLock;
 
+use mpi_sys as ffi;
+
 /// Largest number of live heapmpi handles of one kind (24 bits for MPICH).
 pub const MAX_SLOTS: usize = 1 << 24;
 
 pub use crate::raw::RawHandle;
+
+/// The kind of request handles.
+pub const REQ: usize = 0;
+/// The kind of message handles (`MPI_Mprobe`).
+pub const MSG: usize = 1;
 
 /// MPICH: the tag in the top byte of heapmpi's handles.
 const INT_TAG: usize = 0x1a00_0000;
@@ -97,6 +104,113 @@ pub fn encode_fortran(kind: usize, idx: usize) -> c_int {
 pub fn decode_fortran(kind: usize, f: c_int) -> Option<usize> {
     let b = f as u32 as usize;
     (b & 0xff00_0000 == INT_TAG + (kind << 24)).then_some(b & (MAX_SLOTS - 1))
+}
+
+// ----- the MPI handle types -----
+
+/// heapmpi's request handle for slot `i`.
+#[inline]
+pub fn enc_req(i: u32) -> ffi::MPI_Request {
+    ffi::MPI_Request(encode(REQ, i as usize))
+}
+
+/// The slot of a heapmpi request handle.
+#[inline]
+pub fn dec_req(r: ffi::MPI_Request) -> Option<u32> {
+    decode(REQ, r.0).map(|i| i as u32)
+}
+
+/// heapmpi's message handle for slot `i`.
+#[inline]
+pub fn enc_msg(i: u32) -> ffi::MPI_Message {
+    ffi::MPI_Message(encode(MSG, i as usize))
+}
+
+/// The slot of a heapmpi message handle.
+#[inline]
+pub fn dec_msg(m: ffi::MPI_Message) -> Option<usize> {
+    decode(MSG, m.0)
+}
+
+/// `MPI_Request_c2f`: heapmpi's requests get their own Fortran integers
+/// (see [`encode_fortran`]); the real MPI converts its own.
+pub fn request_c2f(r: ffi::MPI_Request) -> c_int {
+    match dec_req(r) {
+        Some(i) => encode_fortran(REQ, i as usize),
+        None => real_request_c2f(r),
+    }
+}
+
+/// `MPI_Request_f2c`, the inverse of [`request_c2f`].
+pub fn request_f2c(f: c_int) -> ffi::MPI_Request {
+    match decode_fortran(REQ, f) {
+        Some(i) if handles_ok() => enc_req(i as u32),
+        _ => real_request_f2c(f),
+    }
+}
+
+/// `MPI_Message_c2f` (see [`request_c2f`]).
+pub fn message_c2f(m: ffi::MPI_Message) -> c_int {
+    match dec_msg(m) {
+        Some(i) => encode_fortran(MSG, i),
+        None => real_message_c2f(m),
+    }
+}
+
+/// `MPI_Message_f2c`, the inverse of [`message_c2f`].
+pub fn message_f2c(f: c_int) -> ffi::MPI_Message {
+    match decode_fortran(MSG, f) {
+        Some(i) if handles_ok() => enc_msg(i as u32),
+        _ => real_message_f2c(f),
+    }
+}
+
+// Open MPI converts handles with functions; MPICH's handles are the
+// Fortran integers themselves (its conversions are macros).
+#[cfg(not(heapmpi_mpich))]
+fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
+    // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
+    unsafe { ffi::PMPI_Request_c2f(r) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Request_f2c(f) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_c2f(m) }
+}
+#[cfg(not(heapmpi_mpich))]
+fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_f2c(f) }
+}
+#[cfg(heapmpi_mpich)]
+fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
+    r.0
+}
+#[cfg(heapmpi_mpich)]
+fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
+    ffi::MPI_Request(f)
+}
+#[cfg(heapmpi_mpich)]
+fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
+    m.0
+}
+#[cfg(heapmpi_mpich)]
+fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
+    ffi::MPI_Message(f)
+}
+
+/// Whether heapmpi can issue handles here.
+pub fn handles_ok() -> bool {
+    fn f<H: RawHandle>(_: H) -> bool {
+        available::<H>()
+    }
+    // SAFETY: reading an MPI constant.
+    f(unsafe { ffi::RSMPI_REQUEST_NULL }.0)
 }
 
 #[cfg(test)]
