@@ -61,7 +61,7 @@ pub(super) fn new_persistent(
 ) -> Option<u32> {
     let i = e.new_req(comm, State::Inactive)?;
     let p = make(e, i);
-    e.req(i as usize).unwrap().persist = Some(Box::new(p));
+    e.req(i as usize).unwrap().ext.persist = Some(Box::new(p));
     Some(i)
 }
 
@@ -118,7 +118,7 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
     let Some(r) = e.req(i as usize) else {
         return ffi::MPI_ERR_REQUEST as c_int;
     };
-    let (Some(p), State::Inactive) = (r.persist.as_deref().copied(), r.state) else {
+    let (Some(p), State::Inactive) = (r.ext.persist.as_deref().copied(), r.state) else {
         return ffi::MPI_ERR_REQUEST as c_int;
     };
     match p {
@@ -126,7 +126,7 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
             if s.mode == Mode::Buffered && !bsend::room(dt::packed_size(s.count, &s.dt)) {
                 return ffi::MPI_ERR_BUFFER as c_int;
             }
-            r.state = State::Posted;
+            r.state = State::Op(Op::Posted);
             // SAFETY: the persistent request's buffer, valid while active.
             match unsafe { e.send(&s, Some(i)) } {
                 Ok(Sent::Done) => e.complete(i, St::Sent),
@@ -169,7 +169,7 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
                         )
                     };
                     let r = e.req(i as usize).unwrap();
-                    r.recv = Some(spec);
+                    r.ext.recv = Some(spec);
                     if rc != 0 {
                         return rc;
                     }

@@ -53,7 +53,7 @@ pub(super) fn post_ours(
         Route::Polled(info) => (info, true),
     };
     let d = d.unwrap();
-    let i = e.new_req(comm, State::Posted)?;
+    let i = e.new_req(comm, State::Op(Op::Posted))?;
     let dtype = if hold {
         held_type(e, i, dtype, &d)
     } else {
@@ -473,7 +473,7 @@ pub unsafe fn mrecv(
     };
     match request {
         Some(r) => {
-            match e.new_req(comm, State::Posted) {
+            match e.new_req(comm, State::Op(Op::Posted)) {
                 Some(i) => {
                     e.recv_probed(m, i, spec);
                     // SAFETY: the caller's out-pointer.

@@ -54,7 +54,7 @@ use mpi_sys as ffi;
 
 pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
-pub use req::{zombies_ready, Req, St, State, SENT_SLOT};
+pub use req::{zombies_ready, Op, Req, ReqExt, Reqs, St, State, SENT_SLOT};
 
 use super::fastbox::*;
 use super::queue::*;
@@ -206,8 +206,7 @@ pub struct Engine {
     pub tune: Tuning,
     /// `MPI_ANY_SOURCE` / `MPI_ANY_TAG`.
     pub wild: Wild,
-    reqs: Vec<Req>,
-    free_reqs: Vec<u32>,
+    reqs: Reqs,
     probed: Vec<Option<ProbedMsg>>,
     free_probed: Vec<u32>,
     posted: VecDeque<Posted>,
@@ -223,13 +222,6 @@ pub struct Engine {
     /// Receives the progress thread matched whose bytes wait to be
     /// unpacked by a calling thread (see `recv::later`).
     unpacks: Vec<(u32, Box<[u8]>, St)>,
-    /// Freed requests that may still need progress (see `req`).
-    orphans: Vec<u32>,
-    /// Datatype duplicates of released slots, to free (see `req`).
-    trash: Vec<ffi::MPI_Datatype>,
-    /// Communicators the program freed while requests used them (see
-    /// `req`).
-    zombies: Vec<ffi::MPI_Comm>,
     /// Inline headers received and not yet returned (see `flush_held`).
     held: Vec<*mut Msg>,
     /// Communicator handle → info cache (see `comm`).
@@ -348,8 +340,7 @@ pub fn start(
         .collect();
     e.expect = vec![0; nlocal as usize];
     e.rx_index = vec![0; nlocal as usize];
-    debug_assert!(e.reqs.is_empty());
-    e.reqs.push(Req::completed_send());
+    e.reqs.open();
     let slots: Box<[core::sync::atomic::AtomicPtr<Ring>]> = (0..nlocal)
         .map(|_| core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
         .collect();
@@ -396,8 +387,7 @@ impl Engine {
                 any_source: -1,
                 any_tag: -1,
             },
-            reqs: Vec::new(),
-            free_reqs: Vec::new(),
+            reqs: Reqs::new(),
             probed: Vec::new(),
             free_probed: Vec::new(),
             posted: VecDeque::new(),
@@ -417,9 +407,6 @@ impl Engine {
             polled: Vec::new(),
             polled_total: 0,
             unpacks: Vec::new(),
-            orphans: Vec::new(),
-            trash: Vec::new(),
-            zombies: Vec::new(),
             held: Vec::new(),
             comm_cache: crate::comm::Cache::new(),
             dts: dt::Cache::new(),
@@ -465,11 +452,11 @@ impl Engine {
             if self.polled_total > 0 {
                 self.poll_real();
             }
-            if !self.orphans.is_empty() {
+            if !self.reqs.orphans.is_empty() {
                 self.drive_orphans();
             }
-            if !self.trash.is_empty() {
-                self.empty_trash();
+            if self.reqs.has_trash() {
+                self.reqs.empty_trash();
             }
         }
         // Relaxed: a hint for `quiet`, which waiters re-check under the lock
@@ -478,7 +465,7 @@ impl Engine {
             !self.helpable.is_empty()
                 || self.polled_total > 0
                 || !self.unpacks.is_empty()
-                || !self.orphans.is_empty(),
+                || !self.reqs.orphans.is_empty(),
             Ordering::Relaxed,
         );
     }

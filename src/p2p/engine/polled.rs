@@ -59,7 +59,7 @@ impl Engine {
                 continue;
             }
             let req = self.posted[i].req;
-            let spec = self.reqs[req as usize].recv.expect("receive");
+            let spec = self.reqs[req as usize].ext.recv.expect("receive");
             let mut flag: c_int = 0;
             // SAFETY: a zeroed status is a valid out-buffer.
             let mut st: ffi::MPI_Status = unsafe { core::mem::zeroed() };

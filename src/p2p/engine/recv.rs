@@ -40,14 +40,18 @@ impl Engine {
     #[inline]
     pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
         let r = &mut self.reqs[req as usize];
-        r.recv = Some(spec);
-        r.state = State::Posted;
+        r.ext.recv = Some(spec);
+        r.state = State::Op(Op::Posted);
         self.post_slot(req, polled)
     }
 
     /// [`Engine::post_recv`] of the receive slot `req` holds.
     fn post_slot(&mut self, req: u32, polled: bool) -> bool {
-        let spec = self.reqs[req as usize].recv.as_ref().expect("a receive");
+        let spec = self.reqs[req as usize]
+            .ext
+            .recv
+            .as_ref()
+            .expect("a receive");
         let (comm_id, src, tag) = (spec.comm_id, spec.src, spec.tag);
         let w = self.wild;
         if let Some(pos) = self
@@ -192,7 +196,7 @@ impl Engine {
         let data = rec_body(r);
         match self.take_posted((r.comm_id, r.src, r.tag)) {
             Some(req) => {
-                let spec = self.reqs[req as usize].recv.expect("receive request");
+                let spec = self.reqs[req as usize].ext.recv.expect("receive request");
                 let cap = dt::packed_size(spec.count, &spec.dt);
                 let n = len.min(cap);
                 let mut later = self.later(&spec, n);
@@ -277,7 +281,7 @@ impl Engine {
     /// Copies message `m` into receive request `req`, completes it and
     /// returns the header to its sender.
     pub(super) fn deliver(&mut self, m: *mut Msg, req: u32) {
-        let spec = self.reqs[req as usize].recv.expect("receive request");
+        let spec = self.reqs[req as usize].ext.recv.expect("receive request");
         let (st, later) = self.copy_out(m, &spec);
         self.finish_recv(req, st, later);
     }
@@ -288,7 +292,7 @@ impl Engine {
         match later {
             None => self.complete(req, st),
             Some(b) => {
-                self.reqs[req as usize].state = State::Unpacking;
+                self.reqs[req as usize].state = State::Op(Op::Unpacking);
                 self.unpacks.push((req, b, st));
             }
         }
@@ -309,7 +313,7 @@ impl Engine {
     pub(super) fn finish_unpacks(&mut self) {
         debug_assert!(self.may_call_mpi());
         for (req, b, st) in core::mem::take(&mut self.unpacks) {
-            let spec = self.reqs[req as usize].recv.expect("receive request");
+            let spec = self.reqs[req as usize].ext.recv.expect("receive request");
             // SAFETY: `b` holds the message's first bytes, no more than the
             // receive buffer has room for.
             unsafe { copy_plain(b.as_ptr(), b.len(), &spec) };
@@ -528,7 +532,7 @@ impl Engine {
 
     /// Receives a matched-probe message into request `req`.
     pub fn recv_probed(&mut self, m: *mut Msg, req: u32, spec: RecvSpec) {
-        self.reqs[req as usize].recv = Some(spec);
+        self.reqs[req as usize].ext.recv = Some(spec);
         self.deliver(m, req);
     }
 

@@ -141,7 +141,7 @@ impl Engine {
         if pending {
             let i = match req {
                 Some(i) => i,
-                None => match self.new_req(s.comm, State::Posted) {
+                None => match self.new_req(s.comm, State::Op(Op::Posted)) {
                     Some(i) => i,
                     None => {
                         self.put_header(m);
@@ -151,15 +151,15 @@ impl Engine {
             };
             h.sreq.store(i as u64 + 1, Ordering::Relaxed);
             let r = &mut self.reqs[i as usize];
-            r.state = State::Send {
+            r.state = State::Op(Op::Send {
                 msg: m,
                 stallable: flags & F_ACK != 0
                     || (s.mode == Mode::Standard
                         && flags & (F_STAGED | F_CMA | F_INLINE) == 0
                         && bytes <= self.tune.eager_max),
                 since: 0,
-            };
-            r.peer = s.dest_local + 1;
+            });
+            r.ext.peer = s.dest_local + 1;
             self.tx[s.dest_local as usize].waiting += 1;
             slot = Some(i);
         }
@@ -309,11 +309,11 @@ impl Engine {
     /// Stage-on-stall: copy a pending standard send into a shared buffer if
     /// the receiver has not taken it yet, completing the send.
     pub fn try_stage(&mut self, i: u32) -> bool {
-        let State::Send {
+        let State::Op(Op::Send {
             msg: m,
             stallable: true,
             ..
-        } = self.reqs[i as usize].state
+        }) = self.reqs[i as usize].state
         else {
             return false;
         };
@@ -338,11 +338,11 @@ impl Engine {
             .compare_exchange(S_WAITING, S_STAGING, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
-            self.reqs[i as usize].state = State::Send {
+            self.reqs[i as usize].state = State::Op(Op::Send {
                 msg: m,
                 stallable: false,
                 since: 0,
-            };
+            });
             return false;
         }
         let len = h.len as usize;
@@ -367,11 +367,11 @@ impl Engine {
         // Release: the receiver's Acquire CAS sees the new data fields.
         rdv.state.store(S_WAITING, Ordering::Release);
         if stage.is_null() {
-            self.reqs[i as usize].state = State::Send {
+            self.reqs[i as usize].state = State::Op(Op::Send {
                 msg: m,
                 stallable: false,
                 since: 0,
-            };
+            });
             return false;
         }
         self.complete(i, St::Sent);
