@@ -18,6 +18,7 @@
 
 mod bsend;
 mod complete;
+mod complete_many;
 mod creation;
 mod persist;
 mod recv;
@@ -25,6 +26,7 @@ mod send;
 
 pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_thread_level};
 pub use complete::*;
+pub use complete_many::*;
 pub use creation::*;
 pub use persist::*;
 pub use recv::*;
