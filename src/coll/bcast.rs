@@ -57,16 +57,8 @@ pub unsafe fn bcast(
     // other nodes, each node phase through the heap (or, should the heap
     // fail it, through the node's own communicator).
     let rn = span.node_of[root as usize];
-    let node_phase = |from: usize| {
-        // SAFETY: the caller's buffer.
-        if unsafe { node_bcast(node, Some(&b), from) } {
-            0
-        } else {
-            gave_up();
-            // SAFETY: the caller's arguments over the node's communicator.
-            unsafe { ffi::PMPI_Bcast(buf, count, dt, from as c_int, span.node.0) }
-        }
-    };
+    // SAFETY: the caller's buffer.
+    let node_phase = |from: usize| unsafe { node_phase_bcast(node, &b, from) };
     let leaders = || match span.leaders {
         // SAFETY: the caller's arguments over the leaders' communicator.
         Some(l) => unsafe { ffi::PMPI_Bcast(buf, count, dt, rn as c_int, l.0) },
@@ -90,6 +82,32 @@ pub unsafe fn bcast(
     };
     ran();
     rc
+}
+
+/// A node phase of a collective across nodes: member `from` broadcasts
+/// `b` to its node through the heap or, when the heap cannot serve it,
+/// over the node's own communicator (so that the other nodes never
+/// notice).
+///
+/// # Safety
+/// `b` is the caller's buffer.
+pub(super) unsafe fn node_phase_bcast(node: &Node, b: &Buf, from: usize) -> c_int {
+    // SAFETY: per the contract.
+    if unsafe { node_bcast(node, Some(b), from) } {
+        return 0;
+    }
+    gave_up();
+    let span = node.span.as_ref().expect("a node phase spans nodes");
+    // SAFETY: the caller's buffer, over the node's communicator.
+    unsafe {
+        ffi::PMPI_Bcast(
+            b.ptr.cast(),
+            b.count as c_int,
+            b.dt,
+            from as c_int,
+            span.node.0,
+        )
+    }
 }
 
 /// Broadcast among the node's members from member `root`: `b` is the

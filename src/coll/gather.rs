@@ -17,8 +17,9 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{flat, gave_up, in_place, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
-use crate::comm::node::Node;
+use super::bcast::node_phase_bcast;
+use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
+use crate::comm::node::{Node, Span};
 
 /// Where member `m` offered its data in step `s`, and the length it gave.
 pub(super) fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
@@ -58,22 +59,36 @@ pub unsafe fn allgather(
     // SAFETY: forwarded unchanged.
     let real =
         || to_real(|| unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) });
-    let Some(node) = flat(comm) else {
+    let Some(node) = node(comm) else {
         return real();
     };
     let Some(recv) = Buf::new(rbuf, rcount, rdt) else {
         return real();
     };
-    let me = node.me;
+    // This member's piece of the receive buffer (its rank's).
+    let mine = node.ranks[node.me] as usize;
     let inplace = sbuf == in_place();
     let send = if inplace {
-        recv.piece(me)
+        recv.piece(mine)
     } else {
         match Buf::new(sbuf, scount, sdt) {
             Some(b) => b,
             None => return real(),
         }
     };
+    if let Some(span) = &node.span {
+        if !span.consecutive {
+            return real();
+        }
+        let fits = (rcount as usize)
+            .checked_mul(span.node_of.len())
+            .is_some_and(|t| t <= c_int::MAX as usize);
+        if !fits {
+            return real();
+        }
+        // SAFETY: the caller's buffers and arguments.
+        return unsafe { spanning_allgather(node, span, &send, &recv, (sbuf, scount, sdt)) };
+    }
     // SAFETY: the caller's buffers.
     if unsafe { all_read_all(node, &send, inplace, |m| recv.piece(m)) } {
         ran();
@@ -81,6 +96,76 @@ pub unsafe fn allgather(
     } else {
         real()
     }
+}
+
+/// `MPI_Allgather` across nodes whose ranks are consecutive: every node
+/// gathers its block into every member's receive buffer through the heap,
+/// the leaders exchange the blocks in place (`MPI_Allgatherv` over the real
+/// MPI), and each leader broadcasts the whole buffer to its node through
+/// the heap. A node phase the heap cannot serve runs over the node's own
+/// communicator, so the other nodes never notice.
+///
+/// # Safety
+/// The buffers are the caller's; `recv` is one rank's piece, and the
+/// whole buffer (a piece per rank) has fewer than 2^31 elements.
+unsafe fn spanning_allgather(
+    node: &Node,
+    span: &Span,
+    send: &Buf,
+    recv: &Buf,
+    (sbuf, scount, sdt): (*const c_void, c_int, ffi::MPI_Datatype),
+) -> c_int {
+    let rdt = recv.dt;
+    let first = node.ranks[0] as usize;
+    let inplace = sbuf == in_place();
+    let block = recv.piece(first);
+    // SAFETY: the caller's buffers.
+    let mut rc = if unsafe { all_read_all(node, send, inplace, |m| recv.piece(first + m)) } {
+        0
+    } else {
+        // SAFETY: the caller's arguments, over the node's communicator,
+        // whose rank m is member m: its block starts at piece `first`.
+        unsafe {
+            ffi::PMPI_Allgather(
+                sbuf,
+                scount,
+                sdt,
+                block.ptr.cast(),
+                recv.count as c_int,
+                rdt,
+                span.node.0,
+            )
+        }
+    };
+    if let (0, Some(l)) = (rc, span.leaders) {
+        // Node k's block: its ranks' pieces, consecutive.
+        let nodes = span.node_of.last().map_or(0, |&k| k as usize + 1);
+        let (mut counts, mut displs) = (vec![0 as c_int; nodes], vec![0 as c_int; nodes]);
+        for (r, &k) in span.node_of.iter().enumerate().rev() {
+            counts[k as usize] += recv.count as c_int;
+            displs[k as usize] = (r * recv.count) as c_int;
+        }
+        // SAFETY: the caller's receive buffer, `total` elements, which the
+        // counts and displacements stay within.
+        rc = unsafe {
+            ffi::PMPI_Allgatherv(
+                in_place(),
+                0,
+                rdt,
+                recv.ptr.cast(),
+                counts.as_ptr(),
+                displs.as_ptr(),
+                rdt,
+                l.0,
+            )
+        };
+    }
+    if rc == 0 {
+        // SAFETY: the caller's receive buffer.
+        rc = unsafe { node_phase_bcast(node, &recv.times(span.node_of.len()), 0) };
+    }
+    ran();
+    rc
 }
 
 /// The body of the allgathers: every member offers `send` and copies every

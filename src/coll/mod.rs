@@ -8,9 +8,10 @@
 //! once, straight from the other members' buffers, since the heap is mapped
 //! at one address everywhere; a buffer outside the heap (stack, globals) is
 //! first copied to a shared staging buffer. On a communicator that spans
-//! nodes, barrier, broadcast, reduce and allreduce run hierarchically: a
-//! node phase through the heap to (or from) the node's leader, the leaders
-//! through the real MPI. Every other call (unknown communicators, the other
+//! nodes, barrier, broadcast, reduce, allreduce and allgather (the last
+//! when each node's ranks are consecutive) run hierarchically: a node phase
+//! through the heap to (or from) the node's leader, the leaders through the
+//! real MPI. Every other call (unknown communicators, the other
 //! collectives on communicators that span nodes, arguments heapmpi leaves
 //! to the real MPI to judge) goes to the real MPI unchanged, and is
 //! counted.

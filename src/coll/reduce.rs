@@ -8,7 +8,7 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
-use super::bcast::node_bcast;
+use super::bcast::{node_bcast, node_phase_bcast};
 use super::fold::{self, Job, Kind};
 use super::op::Reducer;
 use super::{flat, gave_up, in_place, node, ran, rank_ok, to_real, Buf};
@@ -124,7 +124,7 @@ pub unsafe fn allreduce(
         }
         if rc == 0 {
             // SAFETY: the caller's buffer.
-            rc = unsafe { node_phase_bcast(node, &recv, rbuf, count, dt) };
+            rc = unsafe { node_phase_bcast(node, &recv, 0) };
         }
         ran();
         return rc;
@@ -391,27 +391,6 @@ unsafe fn node_reduce(
     };
     // SAFETY: the caller's buffers over the node's communicator.
     unsafe { ffi::PMPI_Reduce(send, target, count, dt, op, 0, span.node.0) }
-}
-
-/// The last node phase: the node's leader broadcasts `b`.
-///
-/// # Safety
-/// `b` is the caller's buffer (`ptr`, `count`, `dt`).
-unsafe fn node_phase_bcast(
-    node: &Node,
-    b: &Buf,
-    ptr: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-) -> c_int {
-    // SAFETY: per the contract.
-    if unsafe { node_bcast(node, Some(b), 0) } {
-        return 0;
-    }
-    gave_up();
-    let span = node.span.as_ref().expect("a node phase spans nodes");
-    // SAFETY: per the contract, over the node's communicator.
-    unsafe { ffi::PMPI_Bcast(ptr, count, dt, 0, span.node.0) }
 }
 
 /// `MPI_Reduce` across nodes: each node reduces to its leader, the leaders
