@@ -14,7 +14,7 @@
 //! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 16K |
 //! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
 //! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
-//! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell, beyond the 32 B that share the flag's line (larger payloads are read in place) | 1K |
+//! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell (at most 32 B share the flag's line, more start on the next line; larger payloads are read in place) | 1K |
 //! | `HEAPMPI_COLL_RADIX` | fan-out of the barrier's tree, used above radix + 1 ranks on a node or when ranks outnumber cores | 4 |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |

@@ -128,7 +128,7 @@ pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bo
             node.gate(s);
             // SAFETY: the cell holds `inline_max` bytes; the buffer is the
             // caller's.
-            unsafe { b.pack_to(node.data(me, s)) };
+            unsafe { b.pack_to(node.data(me, s, bytes)) };
             0
         } else {
             // SAFETY: the caller's buffer.
@@ -153,7 +153,7 @@ pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bo
     if addr != FAIL {
         if let Some(b) = b {
             let src = if addr == 0 {
-                node.data(root, s) as *const u8
+                node.data(root, s, len as usize) as *const u8
             } else {
                 addr as *const u8
             };
@@ -226,7 +226,7 @@ pub unsafe fn scatter(
         let addr = if inline {
             node.gate(s);
             // SAFETY: the cell holds `inline_max` bytes.
-            unsafe { all.pack_to(node.data(me, s)) };
+            unsafe { all.pack_to(node.data(me, s, total)) };
             0
         } else {
             // SAFETY: the caller's buffer.
@@ -262,7 +262,7 @@ pub unsafe fn scatter(
             return real();
         }
         let base = if addr == 0 {
-            node.data(root, s) as *const u8
+            node.data(root, s, len as usize * node.n) as *const u8
         } else {
             addr as *const u8
         };

@@ -232,7 +232,13 @@ unsafe fn small(node: &Node, job: &Job, s: u64) {
     node.gate(s);
     // SAFETY: the input span is the caller's; the cell holds `inline_max`
     // bytes.
-    unsafe { copy(job.input.wrapping_offset(sp.lo), node.data(me, s), sp.len) };
+    unsafe {
+        copy(
+            job.input.wrapping_offset(sp.lo),
+            node.data(me, s, sp.len),
+            sp.len,
+        )
+    };
     node.publish(s, 0, sp.len as u64, 0);
     if let Some(recv) = &job.recv {
         let (e0, e1, mh) = job.mine(me, node.n);
@@ -242,7 +248,9 @@ unsafe fn small(node: &Node, job: &Job, s: u64) {
                     if m != me {
                         node.wait_cell(m, s);
                     }
-                    base(node.data(m, s), &job.l)
+                    // Every member's span is as long as ours (same
+                    // count and datatype, as MPI requires).
+                    base(node.data(m, s, sp.len), &job.l)
                 })
                 .collect();
             // SAFETY: every cell holds its member's span until we are done;

@@ -21,8 +21,10 @@ use super::bcast::node_phase_bcast;
 use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::{Node, Span};
 
-/// Where member `m` offered its data in step `s`, and the length it gave.
-pub(super) fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
+/// Where member `m` offered its data in step `s`, and the length it gave
+/// (of each of its `pieces` pieces, if inline: it wrote `pieces` times the
+/// length there).
+pub(super) fn offered(node: &Node, m: usize, s: u64, pieces: usize) -> (*const u8, usize) {
     let c = node.cell(m, s);
     // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
     let (addr, len) = (
@@ -30,7 +32,7 @@ pub(super) fn offered(node: &Node, m: usize, s: u64) -> (*const u8, usize) {
         c.len.load(Ordering::Relaxed),
     );
     let p = if addr == 0 {
-        node.data(m, s) as *const u8
+        node.data(m, s, len as usize * pieces) as *const u8
     } else {
         addr as *const u8
     };
@@ -187,7 +189,7 @@ pub(super) unsafe fn all_read_all(
     let addr = if pb <= node.inline_max {
         node.gate(s);
         // SAFETY: the cell holds `inline_max` bytes.
-        unsafe { send.pack_to(node.data(me, s)) };
+        unsafe { send.pack_to(node.data(me, s, pb)) };
         0
     } else {
         // SAFETY: the caller's buffer.
@@ -208,7 +210,7 @@ pub(super) unsafe fn all_read_all(
         return false;
     }
     for m in (0..node.n).filter(|&m| m != me) {
-        let (p, len) = offered(node, m, s);
+        let (p, len) = offered(node, m, s, 1);
         // SAFETY: member `m` keeps its piece there until we are done.
         unsafe { piece(m).unpack_from(p, len) };
     }
@@ -278,7 +280,7 @@ pub unsafe fn gather(
             }
             for m in (0..node.n).filter(|&m| m != me) {
                 node.wait_cell(m, s);
-                let (p, len) = offered(node, m, s);
+                let (p, len) = offered(node, m, s, 1);
                 // SAFETY: member `m`'s cell holds its piece until we are
                 // done.
                 unsafe { recv.piece(m).unpack_from(p, len) };
@@ -286,7 +288,7 @@ pub unsafe fn gather(
         } else if let Some(send) = send {
             node.gate(s);
             // SAFETY: the cell holds `inline_max` bytes.
-            unsafe { send.pack_to(node.data(me, s)) };
+            unsafe { send.pack_to(node.data(me, s, pb)) };
             node.publish(s, 0, pb as u64, 0);
         }
         node.finish(s);
@@ -416,7 +418,7 @@ pub unsafe fn alltoall(
     let addr = if pb * n <= node.inline_max {
         node.gate(s);
         // SAFETY: the cell holds `inline_max` bytes.
-        unsafe { all.pack_to(node.data(me, s)) };
+        unsafe { all.pack_to(node.data(me, s, pb * n)) };
         0
     } else if inplace {
         // Our receive buffer is our send buffer: offer a copy, since we
@@ -454,7 +456,7 @@ pub unsafe fn alltoall(
         return real();
     }
     for m in (0..n).filter(|&m| m != me) {
-        let (p, len) = offered(node, m, s);
+        let (p, len) = offered(node, m, s, n);
         // SAFETY: member `m` offers n pieces of `len` bytes until we are
         // done.
         unsafe { recv.piece(m).unpack_from(p.add(me * len), len) };

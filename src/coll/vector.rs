@@ -152,7 +152,7 @@ unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) ->
         unsafe {
             core::ptr::copy_nonoverlapping(
                 table.as_ptr().cast::<u8>(),
-                node.data(node.me, s),
+                node.data(node.me, s, tbytes),
                 tbytes,
             )
         };
@@ -188,7 +188,7 @@ fn entry(node: &Node, m: usize, s: u64, j: usize) -> (*mut u8, usize) {
         c.aux.load(Ordering::Relaxed),
     );
     let t = if t == 0 {
-        node.data(m, s) as *const u64
+        node.data(m, s, 16 * node.n) as *const u64
     } else {
         t as *const u64
     };

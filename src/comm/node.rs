@@ -49,7 +49,12 @@ use crate::raw::Comm;
 /// A cache line.
 pub const LINE: usize = 64;
 
-/// Bytes of a cell header (its data starts here, inside the first line).
+/// Bytes of a cell header. Inline data of at most `LINE - CELL_HEAD`
+/// bytes follows it in the flag's line (one line carries flag and data);
+/// larger inline data starts on the next line, so that the writer does not
+/// take the flag's line back from a reader polling it while it copies, and
+/// the data's lines are whole (measured, MPICH, 2 ranks: a 256 B scatter
+/// 0.55 -> 0.36 µs, stock 0.33).
 const CELL_HEAD: usize = 32;
 
 /// Header of one cell. Written only by the member that owns it.
@@ -252,7 +257,7 @@ impl Node {
             block,
             n: head.n as usize,
             me,
-            inline_max: head.cell as usize + CELL_HEAD,
+            inline_max: (head.cell as usize).max(LINE - CELL_HEAD),
             cell: head.cell as usize,
             owner: me == 0,
             seq: AtomicU64::new(0),
@@ -288,12 +293,19 @@ impl Node {
         unsafe { &*(self.cell_ptr(m, step) as *const Cell) }
     }
 
-    /// The inline data of member `m`'s cell for `step` ([`Node::inline_max`]
-    /// bytes).
+    /// Where member `m`'s cell for `step` holds `len` bytes of inline data
+    /// (at most [`Node::inline_max`]): in the flag's line when they fit
+    /// there, else from the next line. Writer and readers pass the length
+    /// the writer wrote.
     #[inline]
-    pub fn data(&self, m: usize, step: u64) -> *mut u8 {
+    pub fn data(&self, m: usize, step: u64, len: usize) -> *mut u8 {
+        let off = if len <= LINE - CELL_HEAD {
+            CELL_HEAD
+        } else {
+            LINE
+        };
         // SAFETY: the data follows the header inside the cell.
-        unsafe { self.cell_ptr(m, step).add(CELL_HEAD) }
+        unsafe { self.cell_ptr(m, step).add(off) }
     }
 
     /// Starts a collective of `steps` steps: returns the first.
@@ -558,7 +570,7 @@ mod tests {
             block: start as *mut u8,
             n,
             me,
-            inline_max: cell + CELL_HEAD,
+            inline_max: cell.max(LINE - CELL_HEAD),
             cell,
             owner: false,
             seq: AtomicU64::new(0),
@@ -600,31 +612,37 @@ mod tests {
                             std::thread::yield_now();
                         }
                         let s = node.begin(1);
+                        // 32 bytes share the flag's line, 96 start on the
+                        // next one: both placements, alternately.
+                        let len = if i % 2 == 0 { 32 } else { 96 };
+                        let want: [u64; 12] = core::array::from_fn(|k| {
+                            [i, s, root as u64, !i][k % 4].rotate_left(k as u32)
+                        });
                         if me == root {
                             node.gate(s);
-                            let words = [i, s, root as u64, !i];
-                            // SAFETY: the cell holds CELL + 32 bytes.
+                            // SAFETY: the cell holds CELL (>= 96) bytes.
                             unsafe {
                                 core::ptr::copy_nonoverlapping(
-                                    words.as_ptr().cast::<u8>(),
-                                    node.data(me, s),
-                                    32,
+                                    want.as_ptr().cast::<u8>(),
+                                    node.data(me, s, len),
+                                    len,
                                 )
                             };
-                            node.publish(s, 0, 32, i);
+                            node.publish(s, 0, len as u64, i);
                         } else {
                             let c = node.wait_cell(root, s);
                             check(c.aux.load(Ordering::Relaxed) == i);
-                            let mut words = [0u64; 4];
-                            // SAFETY: the root's cell holds 32 bytes.
+                            check(c.len.load(Ordering::Relaxed) == len as u64);
+                            let mut words = [0u64; 12];
+                            // SAFETY: the root's cell holds `len` bytes.
                             unsafe {
                                 core::ptr::copy_nonoverlapping(
-                                    node.data(root, s),
+                                    node.data(root, s, len),
                                     words.as_mut_ptr().cast::<u8>(),
-                                    32,
+                                    len,
                                 )
                             };
-                            check(words == [i, s, root as u64, !i]);
+                            check(words[..len / 8] == want[..len / 8]);
                         }
                         node.finish(s);
                         if i % 50 != 49 {
