@@ -1,5 +1,6 @@
-//! Collective conformance: the C programs `tests/c/coll_*.c` under real
-//! `mpirun`, compared with the stock MPI.
+//! Collective conformance: the C programs `tests/c/coll_*.c` and the
+//! Fortran programs `tests/f/coll_*.f90` under real `mpirun`, compared with
+//! the stock MPI.
 //!
 //! heapmpi runs the collectives of node-local communicators over its shared
 //! heap (`src/coll/`), and hands the others to the real MPI. Either way the
@@ -166,6 +167,30 @@ fn coll_thread_multiple() {
 #[test]
 fn coll_errors_return() {
     conformance("coll_errors_return", "coll_errors", "errors");
+}
+
+/// The 16 blocking collectives through the Fortran bindings, with `use mpi`
+/// (`tests/f/coll_fortran.f90`, the body in `coll_fortran_body.inc`): under
+/// Open MPI heapmpi's own bindings (`src/fortran/coll.rs`: handles,
+/// MPI_BOTTOM, MPI_IN_PLACE converted), under MPICH the C functions. Exact
+/// results on the Fortran types, MAXLOC/MINLOC, user operations (one
+/// non-commutative), MPI_IN_PLACE, MPI_BOTTOM, guard words, error classes.
+#[test]
+fn coll_fortran_use_mpi() {
+    conformance("coll_fortran_use_mpi", "coll_fortran", "fortran");
+}
+
+/// The same program with `include 'mpif.h'` (`tests/f/coll_mpif.f90`).
+#[test]
+fn coll_fortran_mpif_h() {
+    conformance("coll_fortran_mpif_h", "coll_mpif", "fortran");
+}
+
+/// Its `use mpi_f08` twin (`tests/f/coll_f08.f90`): typed handles, the
+/// mpi_f08 form of the user functions.
+#[test]
+fn coll_fortran_use_mpi_f08() {
+    conformance("coll_fortran_use_mpi_f08", "coll_f08", "f08");
 }
 
 /// Settings under which other paths carry what the defaults carry: no
