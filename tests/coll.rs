@@ -265,3 +265,42 @@ fn coll_uneven_pretend_nodes() {
     }
     fl.finish("coll_uneven_pretend_nodes");
 }
+
+/// Collectives across pretend nodes with a 2 MiB heap per rank: the large
+/// buffers cannot be staged, so node phases of the hierarchical
+/// collectives (Bcast, Allreduce, Allgather, ...) give up on the heap and
+/// run over the node's own communicator instead, while the other node may
+/// have used its heap. The output must still equal stock, and some node
+/// phase must have given up (`coll: ... gave_up=N`, N > 0 on some rank),
+/// or this test would not cover that path.
+#[test]
+fn coll_spanning_with_a_full_heap() {
+    let mut fl = Failures::new();
+    let n = 4;
+    let env = [
+        ("HEAPMPI_TEST_NODE_SIZE", "2"),
+        ("HEAPMPI_HEAP_SIZE", "2M"),
+        ("HEAPMPI_STATS", "1"),
+    ];
+    for f in available_flavours() {
+        let stock_case = Case::new("coll_move", f, Mode::Stock, n).env(&PRETEND_NODES);
+        let Some(stock) = reference(&mut fl, &stock_case, n, "move") else {
+            continue;
+        };
+        for mode in HEAPMPI_MODES {
+            let case = Case::new("coll_move", f, mode, n).env(&env);
+            fl.run(case, |o| {
+                check_same_as_stock(o, &stock)?;
+                let v = stats_numbers(&o.stderr, "gave_up")?;
+                if v.len() != n || v.iter().all(|&g| g == 0) {
+                    return Err(format!(
+                        "coll: gave_up= on the ranks' reports: {v:?}; expected {n} values, \
+                         some > 0 (the full heap must make a node phase give up)"
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("coll_spanning_with_a_full_heap");
+}
