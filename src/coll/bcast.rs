@@ -222,11 +222,21 @@ pub unsafe fn scatter(
         let send = send.expect("the root has a send side");
         let all = send.times(node.n);
         let mut stage = None;
+        // Inline (chosen by the whole payload, as the other collectives
+        // choose), the cell carries the other members' pieces only: at 2
+        // members a piece of up to 32 B then shares the flag's line.
         let inline = total <= node.inline_max;
         let addr = if inline {
             node.gate(s);
-            // SAFETY: the cell holds `inline_max` bytes.
-            unsafe { all.pack_to(node.data(me, s, total)) };
+            let dst = node.data(me, s, total - piece);
+            // SAFETY: the cell holds `inline_max` bytes; the pieces before
+            // ours, then those after it.
+            unsafe {
+                send.times(me).pack_to(dst);
+                send.piece(me + 1)
+                    .times(node.n - me - 1)
+                    .pack_to(dst.add(me * piece));
+            }
             0
         } else {
             // SAFETY: the caller's buffer.
@@ -261,14 +271,19 @@ pub unsafe fn scatter(
             gave_up();
             return real();
         }
-        let base = if addr == 0 {
-            node.data(root, s, len as usize * node.n) as *const u8
+        let len = len as usize;
+        let src = if addr == 0 {
+            // Inline: the pieces of every member but the root.
+            let at = if me < root { me } else { me - 1 };
+            // SAFETY: within the root's cell.
+            unsafe { node.data(root, s, len * (node.n - 1)).add(at * len) as *const u8 }
         } else {
-            addr as *const u8
+            // SAFETY: within the root's n pieces.
+            unsafe { (addr as *const u8).add(me * len) }
         };
-        // SAFETY: the root keeps n pieces of `len` bytes there until we are
-        // done.
-        unsafe { recv.unpack_from(base.add(me * len as usize), len as usize) };
+        // SAFETY: the root keeps our piece of `len` bytes there until we
+        // are done.
+        unsafe { recv.unpack_from(src, len) };
         node.finish(s);
     }
     ran();
