@@ -147,8 +147,8 @@ unsafe fn spanning_allgather(
             counts[k as usize] += recv.count as c_int;
             displs[k as usize] = (r * recv.count) as c_int;
         }
-        // SAFETY: the caller's receive buffer, `total` elements, which the
-        // counts and displacements stay within.
+        // SAFETY: the caller's receive buffer (a piece per rank), which
+        // the counts and displacements stay within.
         rc = unsafe {
             ffi::PMPI_Allgatherv(
                 in_place(),
