@@ -15,7 +15,7 @@
 //! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
 //! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
 //! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell (at most 32 B share the flag's line, more start on the next line; larger payloads are read in place) | 1K |
-//! | `HEAPMPI_COLL_RADIX` | fan-out of the barrier's tree, used above radix + 1 ranks on a node or when ranks outnumber cores | 4 |
+//! | `HEAPMPI_COLL_RADIX` | fan-out of the collectives' trees: the barrier's (above radix + 1 ranks on a node, or when ranks outnumber cores) and small commutative reductions' (above radix + 1 ranks) | 4 |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
 //!
@@ -87,7 +87,7 @@ pub struct Config {
     pub coll: bool,
     /// Inline bytes per collective cell (`HEAPMPI_COLL_INLINE`).
     pub coll_inline: usize,
-    /// Fan-out of the barrier's tree (`HEAPMPI_COLL_RADIX`).
+    /// Fan-out of the collectives' trees (`HEAPMPI_COLL_RADIX`).
     pub coll_radix: usize,
     /// Test only: group world ranks into pretend nodes of this size.
     pub test_node_size: Option<usize>,

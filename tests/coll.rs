@@ -304,3 +304,32 @@ fn coll_spanning_with_a_full_heap() {
     }
     fl.finish("coll_spanning_with_a_full_heap");
 }
+
+/// Trees: the barrier (with more ranks than cores) and the small
+/// commutative Reduce/Allreduce on more members than radix + 1 go up a
+/// tree of radix `HEAPMPI_COLL_RADIX` (default 4, so at 4 ranks the
+/// reductions stay flat). Radix 2 (two levels) and 1 (a chain) make members
+/// fold their children's partial results and pass them on; every result
+/// must still equal stock, for every root.
+#[test]
+fn coll_trees_of_radix_2_and_1() {
+    let mut fl = Failures::new();
+    let n = 4;
+    for (program, verdict) in [("coll_reduce", "reduce"), ("coll_comms", "comms")] {
+        for f in available_flavours() {
+            let stock_case = Case::new(program, f, Mode::Stock, n);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            for radix in ["2", "1"] {
+                let env = [("HEAPMPI_COLL_RADIX", radix), ("HEAPMPI_STATS", "1")];
+                let case = Case::new(program, f, Mode::Preload, n).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    check_coll_on_heap(o, n)
+                });
+            }
+        }
+    }
+    fl.finish("coll_trees_of_radix_2_and_1");
+}

@@ -13,9 +13,7 @@ use core::ffi::c_int;
 
 use mpi_sys as ffi;
 
-use std::sync::atomic::Ordering;
-
-use super::{node, ran, to_real, RADIX};
+use super::{node, radix, ran, to_real};
 use crate::comm::node::Node;
 
 /// `MPI_Barrier`.
@@ -84,9 +82,4 @@ fn tree(node: &Node, at_root: impl FnOnce() -> c_int) -> c_int {
     };
     node.finish(s + 1);
     rc
-}
-
-/// Fan-out of the barrier's tree (`HEAPMPI_COLL_RADIX`).
-fn radix() -> usize {
-    RADIX.load(Ordering::Relaxed)
 }

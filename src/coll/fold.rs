@@ -10,6 +10,17 @@
 //!   span into its cell and raises its flag; every member that needs a
 //!   result folds the cells it needs itself. No second phase: a member
 //!   that needs no result (a non-root of `MPI_Reduce`) returns at once.
+//! - Small `Reduce` and `Allreduce` with a commutative operation on more
+//!   members than the fan-in (`HEAPMPI_COLL_RADIX` + 1): up a k-ary tree
+//!   rooted at the root, as the barrier's
+//!   (each member folds its children's partial results into its own and
+//!   publishes it; the fan-in trees of shared-memory collectives, e.g.
+//!   Graham and Shipman's, "MPI support for multi-core architectures",
+//!   EuroPVM/MPI 2008), then, for `Allreduce`, a broadcast of the root's
+//!   cell. Every member reads k cells instead of n, and a member waits for
+//!   its children only. Not on fewer members: there the tree is one level,
+//!   and `Allreduce` would pay its broadcast for nothing (4 ranks on 2
+//!   cores, 8 B: 2.25-3.09 µs flat, 2.48-2.70 up the tree, within noise).
 //! - Larger spans are read in place (or from a staging copy). For
 //!   `Reduce` and `Allreduce` the element range is cut into one slice per
 //!   member; each member reduces its slice, reading every member's input,
@@ -26,7 +37,9 @@
 //! rank order folded from the last one, whatever the timing; so
 //! non-commutative operations get the order MPI requires, and every member
 //! computes bit-identical results. With two members this is the `x0 op x1`
-//! both MPIs compute.
+//! both MPIs compute. The tree's order is fixed too (by the number of
+//! members, the radix and the root), and only its root computes the
+//! result, which every member then copies.
 
 use std::sync::atomic::Ordering;
 
@@ -197,7 +210,25 @@ unsafe fn fold(
 /// The job's buffers are the caller's, valid for its counts and datatype.
 pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
     let s = node.begin(1);
-    if job.sp().len <= node.inline_max {
+    let small_span = job.sp().len <= node.inline_max;
+    if small_span && job.red.commute && node.n > super::radix() + 1 {
+        let root = match job.kind {
+            Kind::Reduce(r) => Some(r),
+            Kind::Allreduce => Some(0),
+            _ => None,
+        };
+        if let Some(root) = root {
+            // SAFETY: per the contract.
+            unsafe { small_tree(node, job, s, root) };
+            if job.kind == Kind::Allreduce {
+                // SAFETY: every member's receive buffer; the root's holds
+                // the result. Inline data is never refused.
+                unsafe { super::bcast::node_bcast(node, job.recv.as_ref(), root) };
+            }
+            return true;
+        }
+    }
+    if small_span {
         // SAFETY: per the contract.
         unsafe { small(node, job, s) };
         return true;
@@ -258,6 +289,48 @@ unsafe fn small(node: &Node, job: &Job, s: u64) {
             unsafe {
                 into_recv(recv, job, e1 - e0, |dst| {
                     fold(&ins, mh, (e0, e1), job, Some(dst), |_, _, _| {})
+                })
+            };
+        }
+    }
+    node.finish(s);
+}
+
+/// Inline cells up a k-ary tree rooted at member `root` (see the module
+/// overview): the member at place `v` (counted from the root) folds the
+/// partial results of its children at places `k v + 1 ..= k v + k`, in that
+/// order, into a copy of its own input in its cell and publishes it; the
+/// root writes the result into its receive buffer.
+///
+/// # Safety
+/// As [`run`]; the operation is commutative.
+unsafe fn small_tree(node: &Node, job: &Job, s: u64, root: usize) {
+    let (me, n, k, sp) = (node.me, node.n, super::radix(), job.sp());
+    let v = (me + n - root) % n;
+    node.gate(s);
+    let mine = node.data(me, s, sp.len);
+    // SAFETY: the input span is the caller's; the cell holds `inline_max`
+    // bytes.
+    unsafe { copy(job.input.wrapping_offset(sp.lo), mine, sp.len) };
+    let acc = base(mine, &job.l) as *mut u8;
+    for c in (k * v + 1..=k * v + k).take_while(|&c| c < n) {
+        let child = (c + root) % n;
+        node.wait_cell(child, s);
+        // SAFETY: the child's cell holds its partial result (a span as long
+        // as ours) until we are done with step `s`; ours is ours.
+        unsafe {
+            job.red
+                .apply(base(node.data(child, s, sp.len), &job.l), acc, job.count)
+        };
+    }
+    node.publish(s, 0, sp.len as u64, 0);
+    if v == 0 {
+        if let Some(recv) = &job.recv {
+            // SAFETY: our cell holds the result span; the receive buffer
+            // has room for `count` elements.
+            unsafe {
+                into_recv(recv, job, job.count, |dst| {
+                    copy(mine, dst, sp.len);
                 })
             };
         }

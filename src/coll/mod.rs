@@ -119,6 +119,11 @@ fn info(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     Some(info)
 }
 
+/// Fan-out of the collectives' trees (`HEAPMPI_COLL_RADIX`).
+fn radix() -> usize {
+    RADIX.load(Ordering::Relaxed)
+}
+
 /// Makes the real MPI's call of a collective heapmpi does not run, for
 /// whatever reason (unknown communicator, arguments or types left to the
 /// real MPI, a member that could not stage), counted.
