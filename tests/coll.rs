@@ -10,8 +10,9 @@
 //! every available MPI flavour and every configuration (1 rank; 2 ranks;
 //! 4 ranks; 4 ranks in pretend nodes of 2 with `HEAPMPI_TEST_NODE_SIZE=2`,
 //! which makes ranks {0,1} and {2,3} two nodes, so `MPI_COMM_WORLD` spans
-//! nodes and its collectives go to the real MPI while node-local
-//! communicators stay on the heap), the test:
+//! nodes and its collectives run hierarchically or go to the real MPI while
+//! node-local communicators stay on the heap; 2 ranks in pretend nodes of
+//! 1, where everything goes to the real MPI), the test:
 //!
 //! 1. runs the program under the stock MPI (no heapmpi; the pretend-node
 //!    variable is set there too, for symmetry: the programs use it only to
@@ -60,7 +61,11 @@ struct Config {
 
 const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
 
-const CONFIGS: [Config; 4] = [
+/// Every rank a node of its own: heapmpi has no peer to share a heap
+/// with, and every collective goes to the real MPI.
+const NODES_OF_ONE: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "1")];
+
+const CONFIGS: [Config; 5] = [
     Config {
         nranks: 1,
         env: &[],
@@ -79,6 +84,11 @@ const CONFIGS: [Config; 4] = [
     Config {
         nranks: 4,
         env: &PRETEND_NODES,
+        stats: false,
+    },
+    Config {
+        nranks: 2,
+        env: &NODES_OF_ONE,
         stats: false,
     },
 ];
