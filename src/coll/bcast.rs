@@ -137,6 +137,9 @@ pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bo
             a
         };
         node.publish(s, addr, bytes as u64, 0);
+        if addr == 0 {
+            node.demote(s, node.data(me, s, bytes), bytes);
+        }
         if addr != 0 && addr != FAIL {
             node.wait_done(s);
         }
@@ -245,6 +248,9 @@ pub unsafe fn scatter(
             a
         };
         node.publish(s, addr, piece as u64, 0);
+        if inline {
+            node.demote(s, node.data(me, s, total - piece), total - piece);
+        }
         if let Some(r) = recv {
             // SAFETY: the caller's buffers.
             unsafe { send.piece(me).copy_to(&r) };

@@ -198,6 +198,9 @@ pub(super) unsafe fn all_read_all(
         a
     };
     node.publish(s, addr, pb as u64, 0);
+    if addr == 0 {
+        node.demote(s, node.data(me, s, pb), pb);
+    }
     if !inplace {
         // SAFETY: the caller's buffers.
         unsafe { send.copy_to(&piece(me)) };
@@ -290,6 +293,7 @@ pub unsafe fn gather(
             // SAFETY: the cell holds `inline_max` bytes.
             unsafe { send.pack_to(node.data(me, s, pb)) };
             node.publish(s, 0, pb as u64, 0);
+            node.demote(s, node.data(me, s, pb), pb);
         }
         node.finish(s);
         ran();
@@ -444,6 +448,9 @@ pub unsafe fn alltoall(
         a
     };
     node.publish(s, addr, pb as u64, 0);
+    if addr == 0 {
+        node.demote(s, node.data(me, s, pb * n), pb * n);
+    }
     if !inplace {
         // SAFETY: the caller's buffers.
         unsafe { send.piece(me).copy_to(&recv.piece(me)) };

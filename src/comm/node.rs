@@ -361,6 +361,24 @@ impl Node {
         c.seq.store(s, Ordering::Release);
     }
 
+    /// After [`Node::publish`] of step `s` with `len` bytes of inline data
+    /// at `p`: hints that those lines and the flag's leave this core's
+    /// private caches for the shared last-level cache (`cldemote`), where
+    /// the readers' misses are served sooner than by a snoop into this
+    /// core. Measured, MPICH, 2 ranks, broadcast of 1 KiB: 0.57-0.59 ->
+    /// 0.47-0.49 µs (stock 0.50-0.54); demoting the data before the flag
+    /// is stored gained nothing, nor did demoting bare flags and `done`.
+    /// Only a hint: it changes no value and no ordering.
+    #[inline]
+    pub fn demote(&self, s: u64, p: *const u8, len: usize) {
+        let mut a = p as usize & !(LINE - 1);
+        while a < p as usize + len {
+            demote_line(a);
+            a += LINE;
+        }
+        demote_line(self.cell_ptr(self.me, s) as usize);
+    }
+
     /// Publishes step `s` as a bare flag (no data: the cell's contents are
     /// left alone, so no gate is needed; a reader still reading them for
     /// an earlier step reads them unchanged).
@@ -401,6 +419,20 @@ impl Node {
         // reuse (Acquire in `wait_done`).
         self.done(self.me).store(s, Ordering::Release);
     }
+}
+
+/// `cldemote` of the cache line at `a` (see [`Node::demote`]).
+#[inline(always)]
+fn demote_line(a: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a cache hint on an address of ours; it reads and writes
+    // nothing and cannot fault (0F 1C /0 is a no-op where the CPU lacks
+    // `cldemote`).
+    unsafe {
+        core::arch::asm!("cldemote [{}]", in(reg) a, options(nostack, preserves_flags, readonly))
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = a;
 }
 
 impl Span {
