@@ -271,7 +271,6 @@ unsafe fn small(node: &Node, job: &Job, s: u64) {
         )
     };
     node.publish(s, 0, sp.len as u64, 0);
-    node.demote(s, node.data(me, s, sp.len), sp.len);
     if let Some(recv) = &job.recv {
         let (e0, e1, mh) = job.mine(me, node.n);
         if mh > 0 && e1 > e0 {
@@ -325,7 +324,6 @@ unsafe fn small_tree(node: &Node, job: &Job, s: u64, root: usize) {
         };
     }
     node.publish(s, 0, sp.len as u64, 0);
-    node.demote(s, mine, sp.len);
     if v == 0 {
         if let Some(recv) = &job.recv {
             // SAFETY: our cell holds the result span; the receive buffer
