@@ -203,6 +203,39 @@ fn coll_fortran_use_mpi_f08() {
     conformance("coll_fortran_use_mpi_f08", "coll_f08", "f08");
 }
 
+/// A run of a program under heapmpi: its mode and environment.
+type Run<'a> = (Mode, &'a [(&'a str, &'a str)]);
+
+/// Runs each `(program, verdict)` at `n` ranks stock (with `stock_env`),
+/// then as each of `runs`, every flavour; each heapmpi run must print what
+/// the stock run printed and pass `check`.
+fn against_stock(
+    test: &str,
+    programs: &[(&str, &str)],
+    n: usize,
+    stock_env: &[(&str, &str)],
+    runs: &[Run],
+    check: impl Fn(&Output) -> Result<(), String>,
+) {
+    let mut fl = Failures::new();
+    for &(program, verdict) in programs {
+        for f in available_flavours() {
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(stock_env);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            for &(mode, env) in runs {
+                let case = Case::new(program, f, mode, n).env(env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    check(o)
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}
+
 /// Settings under which other paths carry what the defaults carry: no
 /// inline data in the members' cells at all (every payload is read in place
 /// or staged), 64 bytes inline, and a 2 MiB heap per rank (the large
@@ -217,22 +250,10 @@ const VARIANTS: [&[(&str, &str)]; 3] = [
 /// Runs a program at 2 ranks under each of `VARIANTS` (LD_PRELOAD),
 /// compared with the stock run; collectives must still run over the heap.
 fn variants(test: &str, program: &str, verdict: &str) {
-    let mut fl = Failures::new();
-    let n = 2;
-    for f in available_flavours() {
-        let stock_case = Case::new(program, f, Mode::Stock, n);
-        let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
-            continue;
-        };
-        for env in VARIANTS {
-            let case = Case::new(program, f, Mode::Preload, n).env(env);
-            fl.run(case, |o| {
-                check_same_as_stock(o, &stock)?;
-                check_coll_on_heap(o, n)
-            });
-        }
-    }
-    fl.finish(test);
+    let runs = VARIANTS.map(|env| (Mode::Preload, env));
+    against_stock(test, &[(program, verdict)], 2, &[], &runs, |o| {
+        check_coll_on_heap(o, 2)
+    });
 }
 
 #[test]
@@ -259,21 +280,15 @@ fn coll_reductions_inline_and_heap_variants() {
 /// are one node-local pair and one single rank.
 #[test]
 fn coll_uneven_pretend_nodes() {
-    let mut fl = Failures::new();
-    let n = 3;
-    for (program, verdict) in [("coll_reduce", "reduce"), ("coll_comms", "comms")] {
-        for f in available_flavours() {
-            let stock_case = Case::new(program, f, Mode::Stock, n).env(&PRETEND_NODES);
-            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
-                continue;
-            };
-            for mode in HEAPMPI_MODES {
-                let case = Case::new(program, f, mode, n).env(&PRETEND_NODES);
-                fl.run(case, |o| check_same_as_stock(o, &stock));
-            }
-        }
-    }
-    fl.finish("coll_uneven_pretend_nodes");
+    let runs = HEAPMPI_MODES.map(|mode| (mode, &PRETEND_NODES[..]));
+    against_stock(
+        "coll_uneven_pretend_nodes",
+        &[("coll_reduce", "reduce"), ("coll_comms", "comms")],
+        3,
+        &PRETEND_NODES,
+        &runs,
+        |_| Ok(()),
+    );
 }
 
 /// Collectives across pretend nodes with a 2 MiB heap per rank: the large
@@ -285,34 +300,30 @@ fn coll_uneven_pretend_nodes() {
 /// or this test would not cover that path.
 #[test]
 fn coll_spanning_with_a_full_heap() {
-    let mut fl = Failures::new();
     let n = 4;
     let env = [
         ("HEAPMPI_TEST_NODE_SIZE", "2"),
         ("HEAPMPI_HEAP_SIZE", "2M"),
         ("HEAPMPI_STATS", "1"),
     ];
-    for f in available_flavours() {
-        let stock_case = Case::new("coll_move", f, Mode::Stock, n).env(&PRETEND_NODES);
-        let Some(stock) = reference(&mut fl, &stock_case, n, "move") else {
-            continue;
-        };
-        for mode in HEAPMPI_MODES {
-            let case = Case::new("coll_move", f, mode, n).env(&env);
-            fl.run(case, |o| {
-                check_same_as_stock(o, &stock)?;
-                let v = stats_numbers(&o.stderr, "gave_up")?;
-                if v.len() != n || v.iter().all(|&g| g == 0) {
-                    return Err(format!(
-                        "coll: gave_up= on the ranks' reports: {v:?}; expected {n} values, \
-                         some > 0 (the full heap must make a node phase give up)"
-                    ));
-                }
-                Ok(())
-            });
-        }
-    }
-    fl.finish("coll_spanning_with_a_full_heap");
+    let runs = HEAPMPI_MODES.map(|mode| (mode, &env[..]));
+    against_stock(
+        "coll_spanning_with_a_full_heap",
+        &[("coll_move", "move")],
+        n,
+        &PRETEND_NODES,
+        &runs,
+        |o| {
+            let v = stats_numbers(&o.stderr, "gave_up")?;
+            if v.len() != n || v.iter().all(|&g| g == 0) {
+                return Err(format!(
+                    "coll: gave_up= on the ranks' reports: {v:?}; expected {n} values, \
+                     some > 0 (the full heap must make a node phase give up)"
+                ));
+            }
+            Ok(())
+        },
+    );
 }
 
 /// Trees: the barrier (with more ranks than cores) and the small
@@ -323,23 +334,15 @@ fn coll_spanning_with_a_full_heap() {
 /// must still equal stock, for every root.
 #[test]
 fn coll_trees_of_radix_2_and_1() {
-    let mut fl = Failures::new();
-    let n = 4;
-    for (program, verdict) in [("coll_reduce", "reduce"), ("coll_comms", "comms")] {
-        for f in available_flavours() {
-            let stock_case = Case::new(program, f, Mode::Stock, n);
-            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
-                continue;
-            };
-            for radix in ["2", "1"] {
-                let env = [("HEAPMPI_COLL_RADIX", radix), ("HEAPMPI_STATS", "1")];
-                let case = Case::new(program, f, Mode::Preload, n).env(&env);
-                fl.run(case, |o| {
-                    check_same_as_stock(o, &stock)?;
-                    check_coll_on_heap(o, n)
-                });
-            }
-        }
-    }
-    fl.finish("coll_trees_of_radix_2_and_1");
+    let env = |radix| [("HEAPMPI_COLL_RADIX", radix), ("HEAPMPI_STATS", "1")];
+    let (two, one) = (env("2"), env("1"));
+    let runs = [(Mode::Preload, &two[..]), (Mode::Preload, &one[..])];
+    against_stock(
+        "coll_trees_of_radix_2_and_1",
+        &[("coll_reduce", "reduce"), ("coll_comms", "comms")],
+        4,
+        &[],
+        &runs,
+        |o| check_coll_on_heap(o, 4),
+    );
 }
