@@ -371,6 +371,8 @@ impl<P: Copy, X: Ext> Table<P, X> {
     /// any more: the caller frees them, outside its lock (their attribute
     /// callbacks may come back into it).
     pub fn buriable(&mut self) -> Vec<ffi::MPI_Comm> {
+        // Relaxed: a hint; a release racing with this store sets it again
+        // under the owner's lock, which the caller holds.
         ZOMBIES_READY.store(false, Ordering::Relaxed);
         let mut out = Vec::new();
         let mut k = 0;
