@@ -14,6 +14,7 @@
 //! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 16K |
 //! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
 //! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
+//! | `HEAPMPI_RMA=0` | keep one-sided communication (windows) in the real MPI | on |
 //! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell (at most 32 B share the flag's line, more start on the next line; larger payloads are read in place) | 1K |
 //! | `HEAPMPI_COLL_RADIX` | fan-out of the collectives' trees: the barrier's (above radix + 1 ranks on a node, or when ranks outnumber cores) and small commutative reductions' (above radix + 1 ranks) | 4 |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
@@ -85,6 +86,8 @@ pub struct Config {
     pub fastbox_max: usize,
     /// Collectives through heapmpi (`HEAPMPI_COLL`).
     pub coll: bool,
+    /// One-sided communication through heapmpi (`HEAPMPI_RMA`).
+    pub rma: bool,
     /// Inline bytes per collective cell (`HEAPMPI_COLL_INLINE`).
     pub coll_inline: usize,
     /// Fan-out of the collectives' trees (`HEAPMPI_COLL_RADIX`).
@@ -112,6 +115,7 @@ impl Default for Config {
             fastbox_size: DEFAULT_FASTBOX_SIZE,
             fastbox_max: DEFAULT_FASTBOX_MAX,
             coll: true,
+            rma: true,
             coll_inline: DEFAULT_COLL_INLINE,
             coll_radix: 4,
             test_node_size: None,
@@ -178,6 +182,9 @@ impl Config {
         }
         if let Some(v) = get("HEAPMPI_COLL") {
             c.coll = v.trim().is_empty() || flag(Some(&v));
+        }
+        if let Some(v) = get("HEAPMPI_RMA") {
+            c.rma = v.trim().is_empty() || flag(Some(&v));
         }
         let mut size_var = |name: &str, slot: &mut usize, lo: usize, hi: usize| {
             if let Some(v) = get(name) {

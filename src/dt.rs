@@ -389,3 +389,183 @@ pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
     }
     Some(l)
 }
+
+/// `count` elements of a datatype at an address: one buffer argument of a
+/// collective or one-sided call.
+#[derive(Clone, Copy)]
+pub struct Buf {
+    /// Address.
+    pub ptr: *mut u8,
+    /// Elements.
+    pub count: usize,
+    /// Their datatype.
+    pub dt: ffi::MPI_Datatype,
+    /// Its size and contiguity.
+    pub d: Dt,
+    /// The datatype's layout.
+    pub l: Layout,
+}
+
+impl Buf {
+    /// The argument, if heapmpi takes it (a valid datatype and count; a
+    /// null buffer only when empty or with a derived type, which may hold
+    /// absolute addresses).
+    pub fn new(ptr: *const c_void, count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
+        if count < 0 {
+            return None;
+        }
+        let l = layout(dt)?;
+        if ptr.is_null() && count > 0 && l.d.contig {
+            return None;
+        }
+        Some(Buf {
+            ptr: ptr as *mut u8,
+            count: count as usize,
+            dt,
+            d: l.d,
+            l,
+        })
+    }
+
+    /// Packed bytes.
+    #[inline]
+    pub fn bytes(&self) -> usize {
+        self.count * self.d.size
+    }
+
+    /// Piece `i` of a buffer holding consecutive pieces of `count`
+    /// elements each.
+    pub fn piece(&self, i: usize) -> Buf {
+        Buf {
+            ptr: self.ptr.wrapping_add(i * self.count * self.l.extent),
+            ..*self
+        }
+    }
+
+    /// The same datatype, `k` times as many elements.
+    pub fn times(&self, k: usize) -> Buf {
+        Buf {
+            count: self.count * k,
+            ..*self
+        }
+    }
+
+    /// Where every member can read the packed bytes in place: a dense
+    /// buffer inside the shared heap.
+    #[inline]
+    pub fn shared(&self) -> Option<*const u8> {
+        (self.d.contig && crate::heap::in_region(self.ptr, self.bytes())).then_some(self.ptr)
+    }
+
+    /// Writes the packed bytes to `dst`.
+    ///
+    /// # Safety
+    /// The buffer holds its elements; `dst` has room for `bytes()`.
+    pub unsafe fn pack_to(&self, dst: *mut u8) {
+        let n = self.bytes();
+        if n == 0 {
+            return;
+        }
+        if self.d.contig {
+            // SAFETY: per the contract; distinct buffers (one is the
+            // caller's, the other a cell or a peer's buffer).
+            unsafe { core::ptr::copy_nonoverlapping(self.ptr, dst, n) };
+        } else if let Some(c) = check_comm() {
+            // SAFETY: per the contract.
+            unsafe { pack(self.ptr, self.count as c_int, self.dt, dst, n, c) };
+        }
+    }
+
+    /// Reads up to `len` packed bytes from `src` into the buffer.
+    ///
+    /// # Safety
+    /// `src` holds `len` bytes; the buffer has room for its elements.
+    pub unsafe fn unpack_from(&self, src: *const u8, len: usize) {
+        let n = len.min(self.bytes());
+        if n == 0 {
+            return;
+        }
+        if self.d.contig {
+            // SAFETY: per the contract.
+            unsafe { core::ptr::copy_nonoverlapping(src, self.ptr, n) };
+        } else if let Some(c) = check_comm() {
+            // SAFETY: per the contract.
+            unsafe { unpack_prefix(src, n, self.ptr, self.count as c_int, self.dt, &self.d, c) };
+        }
+    }
+
+    /// Copies this buffer's data into `to` (a member's own piece).
+    ///
+    /// # Safety
+    /// Both buffers hold their elements.
+    pub unsafe fn copy_to(&self, to: &Buf) {
+        if self.d.contig {
+            // SAFETY: per the contract.
+            unsafe { to.unpack_from(self.ptr, self.bytes()) };
+        } else {
+            let mut tmp = vec![0u8; self.bytes()];
+            // SAFETY: per the contract; `tmp` has room.
+            unsafe {
+                self.pack_to(tmp.as_mut_ptr());
+                to.unpack_from(tmp.as_ptr(), tmp.len());
+            }
+        }
+    }
+}
+
+/// The one predefined datatype `dt` is built from (`dt` itself when it is
+/// predefined), or `None`: built from several, or not a valid datatype.
+/// One-sided accumulates take only such types (MPI-4.0 §12.3.4).
+pub fn base_type(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
+    // SAFETY: reading an MPI constant.
+    if dt == unsafe { ffi::RSMPI_DATATYPE_NULL } {
+        return None;
+    }
+    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
+    // SAFETY: an MPI handle and valid out-pointers; an invalid handle gives
+    // an error code.
+    if unsafe { ffi::PMPI_Type_get_envelope(dt, &mut ni, &mut na, &mut nd, &mut comb) } != 0 {
+        return None;
+    }
+    let named = NAMED.load(Ordering::Relaxed);
+    if comb == named {
+        return Some(dt);
+    }
+    let mut ints = vec![0 as c_int; ni.max(0) as usize];
+    let mut addrs = vec![0 as ffi::MPI_Aint; na.max(0) as usize];
+    // SAFETY: reading an MPI constant.
+    let mut types = vec![unsafe { ffi::RSMPI_DATATYPE_NULL }; nd.max(0) as usize];
+    // SAFETY: arrays of the sizes the envelope gave.
+    let rc = unsafe {
+        ffi::PMPI_Type_get_contents(
+            dt,
+            ni,
+            na,
+            nd,
+            ints.as_mut_ptr(),
+            addrs.as_mut_ptr(),
+            types.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let mut base: Option<Option<ffi::MPI_Datatype>> = None;
+    for mut t in types {
+        let b = base_type(t);
+        base = match base {
+            None => Some(b),
+            Some(prev) if prev.map(|p| p.0.to_bits()) == b.map(|p| p.0.to_bits()) => Some(prev),
+            Some(_) => Some(None),
+        };
+        let (mut a, mut b2, mut c, mut k) = (0, 0, 0, 0);
+        // SAFETY: a handle MPI_Type_get_contents returned: a derived one
+        // is ours to free, a predefined one must not be freed.
+        unsafe {
+            if ffi::PMPI_Type_get_envelope(t, &mut a, &mut b2, &mut c, &mut k) == 0 && k != named {
+                ffi::PMPI_Type_free(&mut t);
+            }
+        }
+    }
+    base.flatten()
+}

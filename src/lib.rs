@@ -24,9 +24,11 @@ pub mod ffi;
 pub mod fortran;
 pub mod heap;
 pub mod mpi;
+pub mod op;
 pub mod p2p;
 pub mod raw;
 pub mod req;
+pub mod rma;
 pub mod stats;
 pub mod sys;
 

@@ -102,6 +102,54 @@ pub static COLL_STAGE_FAILED: Counter = Counter::new();
 /// could not stage its data.
 pub static COLL_GAVE_UP: Counter = Counter::new();
 
+/// Windows heapmpi runs over the shared heap.
+pub static RMA_WIN_HEAP: Counter = Counter::new();
+/// Windows left to the real MPI (whatever the reason below).
+pub static RMA_WIN_REAL: Counter = Counter::new();
+/// ... because their communicator is unknown to heapmpi.
+pub static RMA_WIN_UNKNOWN: Counter = Counter::new();
+/// ... because some member's memory is outside the heap and cross-memory
+/// attach is refused.
+pub static RMA_WIN_OUTSIDE: Counter = Counter::new();
+/// ... because a member got no shared memory for the window's memory.
+pub static RMA_WIN_NO_MEMORY: Counter = Counter::new();
+/// ... because a member got no shared memory for the window's state.
+pub static RMA_WIN_NO_STATE: Counter = Counter::new();
+/// One-sided operations and synchronisations heapmpi ran.
+pub static RMA_OPS_HEAP: Counter = Counter::new();
+/// One-sided calls handed to the real MPI.
+pub static RMA_OPS_REAL: Counter = Counter::new();
+/// Puts, gets, accumulates (all kinds) heapmpi ran.
+pub static RMA_PUTS: Counter = Counter::new();
+/// See [`RMA_PUTS`].
+pub static RMA_GETS: Counter = Counter::new();
+/// See [`RMA_PUTS`].
+pub static RMA_ACCS: Counter = Counter::new();
+/// Passive-target lock acquisitions that had to wait.
+pub static RMA_LOCK_WAITS: Counter = Counter::new();
+
+/// Writes the one-sided part of the report.
+pub fn write_rma(w: &mut impl core::fmt::Write) -> core::fmt::Result {
+    write!(
+        w,
+        " rma: windows heap={} real={} ops heap={} real={} lock_waits={} \
+         (put={} get={} acc={}; real windows: unknown_comm={} outside_heap={} \
+         no_memory={} no_state={})",
+        RMA_WIN_HEAP.get(),
+        RMA_WIN_REAL.get(),
+        RMA_OPS_HEAP.get(),
+        RMA_OPS_REAL.get(),
+        RMA_LOCK_WAITS.get(),
+        RMA_PUTS.get(),
+        RMA_GETS.get(),
+        RMA_ACCS.get(),
+        RMA_WIN_UNKNOWN.get(),
+        RMA_WIN_OUTSIDE.get(),
+        RMA_WIN_NO_MEMORY.get(),
+        RMA_WIN_NO_STATE.get(),
+    )
+}
+
 /// Writes the collectives part of the report.
 pub fn write_coll(w: &mut impl core::fmt::Write) -> core::fmt::Result {
     write!(

@@ -34,7 +34,7 @@ mod barrier;
 mod bcast;
 mod fold;
 mod gather;
-pub mod op;
+pub use crate::op;
 mod reduce;
 mod vector;
 
@@ -45,7 +45,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use mpi_sys as ffi;
 
 use crate::comm::{self, node::Node, CommInfo};
-use crate::dt::{self, Dt};
 use crate::heap;
 use crate::raw::RawHandle;
 use crate::stats;
@@ -165,125 +164,7 @@ pub fn in_place() -> *const c_void {
 /// shared memory for staging): every member then makes the real call.
 const FAIL: u64 = u64::MAX;
 
-/// `count` elements of a datatype at an address: one buffer argument.
-#[derive(Clone, Copy)]
-struct Buf {
-    ptr: *mut u8,
-    count: usize,
-    dt: ffi::MPI_Datatype,
-    d: Dt,
-    /// The datatype's layout.
-    l: dt::Layout,
-}
-
-impl Buf {
-    /// The argument, if heapmpi takes it (a valid datatype and count; a
-    /// null buffer only when empty or with a derived type, which may hold
-    /// absolute addresses).
-    fn new(ptr: *const c_void, count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
-        if count < 0 {
-            return None;
-        }
-        let l = dt::layout(dt)?;
-        if ptr.is_null() && count > 0 && l.d.contig {
-            return None;
-        }
-        Some(Buf {
-            ptr: ptr as *mut u8,
-            count: count as usize,
-            dt,
-            d: l.d,
-            l,
-        })
-    }
-
-    /// Packed bytes.
-    #[inline]
-    fn bytes(&self) -> usize {
-        self.count * self.d.size
-    }
-
-    /// Piece `i` of a buffer holding consecutive pieces of `count`
-    /// elements each.
-    fn piece(&self, i: usize) -> Buf {
-        Buf {
-            ptr: self.ptr.wrapping_add(i * self.count * self.l.extent),
-            ..*self
-        }
-    }
-
-    /// The same datatype, `k` times as many elements.
-    fn times(&self, k: usize) -> Buf {
-        Buf {
-            count: self.count * k,
-            ..*self
-        }
-    }
-
-    /// Where every member can read the packed bytes in place: a dense
-    /// buffer inside the shared heap.
-    #[inline]
-    fn shared(&self) -> Option<*const u8> {
-        (self.d.contig && heap::in_region(self.ptr, self.bytes())).then_some(self.ptr)
-    }
-
-    /// Writes the packed bytes to `dst`.
-    ///
-    /// # Safety
-    /// The buffer holds its elements; `dst` has room for `bytes()`.
-    unsafe fn pack_to(&self, dst: *mut u8) {
-        let n = self.bytes();
-        if n == 0 {
-            return;
-        }
-        if self.d.contig {
-            // SAFETY: per the contract; distinct buffers (one is the
-            // caller's, the other a cell or a peer's buffer).
-            unsafe { core::ptr::copy_nonoverlapping(self.ptr, dst, n) };
-        } else if let Some(c) = dt::check_comm() {
-            // SAFETY: per the contract.
-            unsafe { dt::pack(self.ptr, self.count as c_int, self.dt, dst, n, c) };
-        }
-    }
-
-    /// Reads up to `len` packed bytes from `src` into the buffer.
-    ///
-    /// # Safety
-    /// `src` holds `len` bytes; the buffer has room for its elements.
-    unsafe fn unpack_from(&self, src: *const u8, len: usize) {
-        let n = len.min(self.bytes());
-        if n == 0 {
-            return;
-        }
-        if self.d.contig {
-            // SAFETY: per the contract.
-            unsafe { core::ptr::copy_nonoverlapping(src, self.ptr, n) };
-        } else if let Some(c) = dt::check_comm() {
-            // SAFETY: per the contract.
-            unsafe {
-                dt::unpack_prefix(src, n, self.ptr, self.count as c_int, self.dt, &self.d, c)
-            };
-        }
-    }
-
-    /// Copies this buffer's data into `to` (a member's own piece).
-    ///
-    /// # Safety
-    /// Both buffers hold their elements.
-    unsafe fn copy_to(&self, to: &Buf) {
-        if self.d.contig {
-            // SAFETY: per the contract.
-            unsafe { to.unpack_from(self.ptr, self.bytes()) };
-        } else {
-            let mut tmp = vec![0u8; self.bytes()];
-            // SAFETY: per the contract; `tmp` has room.
-            unsafe {
-                self.pack_to(tmp.as_mut_ptr());
-                to.unpack_from(tmp.as_ptr(), tmp.len());
-            }
-        }
-    }
-}
+pub(crate) use crate::dt::Buf;
 
 /// A staging buffer in this rank's part of the heap.
 struct Stage(*mut u8);

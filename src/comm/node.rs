@@ -423,6 +423,46 @@ impl Node {
     }
 }
 
+impl Node {
+    /// The flat flag barrier: every member raises its flag and reads
+    /// everyone's. One step, one cache-line transfer of latency.
+    pub fn barrier_flat(&self) {
+        let s = self.begin(1);
+        self.flag(s);
+        self.wait_all(s);
+        self.finish(s);
+    }
+
+    /// The tree flag barrier: arrival up a tree of radix `k` rooted at
+    /// member 0 (step `s`), `at_root` at the root, release down the tree
+    /// (step `s + 1`). When ranks outnumber cores this beats the flat
+    /// barrier: a waiting member yields and needs one flag to go on, and
+    /// the root (usually the next collective's root too) leaves first.
+    /// Returns what `at_root` returned at the root, 0 elsewhere.
+    pub fn barrier_tree(&self, k: usize, at_root: impl FnOnce() -> c_int) -> c_int {
+        let (me, n) = (self.me, self.n);
+        let s = self.begin(2);
+        let children = (k * me + 1).min(n)..(k * me + k + 1).min(n);
+        for c in children.clone() {
+            self.wait_cell(c, s);
+        }
+        let rc = if me == 0 {
+            let rc = at_root();
+            self.flag(s + 1);
+            rc
+        } else {
+            self.flag(s);
+            self.wait_cell((me - 1) / k, s + 1);
+            if !children.is_empty() {
+                self.flag(s + 1);
+            }
+            0
+        };
+        self.finish(s + 1);
+        rc
+    }
+}
+
 /// `cldemote` of the cache line at `a` (see [`Node::demote`]).
 #[inline(always)]
 fn demote_line(a: usize) {

@@ -46,3 +46,4 @@ pub mod fortran;
 pub mod malloc;
 pub mod mpi;
 pub mod p2p;
+pub mod rma;

@@ -115,7 +115,7 @@ pub fn after_init() {
     };
 
     // Agree on the switches first: if any rank is disabled, all are; if any
-    // keeps point-to-point off or wants the locked queue, all do (the ranks
+    // keeps point-to-point (or collectives, or one-sided) off or wants the locked queue, all do (the ranks
     // of a node must speak one protocol).
     let tns = cfg.test_node_size.unwrap_or(0).min(i32::MAX as usize) as i32;
     let mut sw = [
@@ -124,6 +124,7 @@ pub fn after_init() {
         !cfg.p2p as i32,
         !cfg.queue_lockfree as i32,
         !cfg.coll as i32,
+        !cfg.rma as i32,
     ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
@@ -200,6 +201,7 @@ pub fn after_init() {
         );
         if let Some(Comm(node)) = out.node_comm.filter(|c| crate::comm::start(c.0)) {
             crate::coll::start(sw[4] == 0, cfg.coll_inline, cfg.coll_radix);
+            crate::rma::start(sw[5] == 0);
             crate::p2p::start(
                 r,
                 node,
@@ -303,6 +305,7 @@ pub fn report(left: crate::p2p::Leftovers) {
         let _ = line.write_str(" p2p: off");
     }
     let _ = stats::write_coll(&mut line);
+    let _ = stats::write_rma(&mut line);
     let _ = line.write_str("\n");
     line.emit();
 }

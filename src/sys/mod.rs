@@ -2,6 +2,7 @@
 //! memory objects, address-space reservations, and raw stderr output. The
 //! rest of heapmpi calls these and never `libc` directly for these jobs.
 
+pub mod cma;
 pub mod glibc;
 pub mod out;
 pub mod shm;

@@ -1,5 +1,6 @@
 //! Reduction operators: which (op, datatype) pairs heapmpi reduces itself,
-//! and applying one to two buffers.
+//! and applying one to two buffers. Shared by the collectives (`coll`) and
+//! the one-sided accumulates (`rma`).
 //!
 //! MPI-4.0 §6.9.2 lists which predefined operation applies to which
 //! predefined type. heapmpi takes a predefined operation only on the C
@@ -241,7 +242,13 @@ impl Elem {
 }
 
 /// A predefined type's class and kernel element.
-type TypeClass = (Class, Option<Elem>);
+pub type TypeClass = (Class, Option<Elem>);
+
+/// The class and kernel element of a predefined datatype (`None` for a
+/// derived type or one outside heapmpi's table).
+pub fn class_of(dt: ffi::MPI_Datatype) -> Option<TypeClass> {
+    type_class(dt, true)
+}
 
 fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
     if !named {
@@ -267,7 +274,7 @@ fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
 }
 
 /// The predefined operation `op` is, if any.
-fn predefined(op: ffi::MPI_Op) -> Option<Pre> {
+pub fn predefined(op: ffi::MPI_Op) -> Option<Pre> {
     // SAFETY: reading MPI constants.
     let table = unsafe {
         [

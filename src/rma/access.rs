@@ -1,0 +1,435 @@
+//! Put and get: a store into the target's memory and a load from it, made
+//! by the origin alone and complete when the call returns.
+//!
+//! Memory in the shared heap (and the origin's own) is copied in place,
+//! through the datatypes on both sides (`MPI_Pack`/`MPI_Unpack` with the
+//! target's datatype straight at the target's address, which is the same
+//! in every process). Memory outside the heap is reached through
+//! cross-memory attach: a contiguous target in one system call, a derived
+//! target datatype through an image of the bytes it spans, written back
+//! (or read) run by run, so bytes between its elements are never touched.
+//! Also the checks every operation makes first ([`begin`], [`locate`]).
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::window::{fast, Fast};
+use super::{proc_null, raise, to_real};
+use crate::dt::{layout, Buf};
+use crate::heap;
+use crate::stats;
+
+/// Why an operation does not run on the heap.
+pub(super) enum Skip {
+    /// The real MPI takes the call (not heapmpi's window, arguments it
+    /// judges, or no epoch open: it raises its own error).
+    Real,
+    /// Nothing to do (`MPI_PROC_NULL` in an epoch): success.
+    Null,
+}
+
+/// The window and target member of an operation on `win` towards rank `t`.
+pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Skip> {
+    let f = fast(win).ok_or(Skip::Real)?;
+    let ep = f.ep.lock().unwrap_or_else(|e| e.into_inner());
+    if t == proc_null() {
+        let any = ep.fence || ep.passive(None) || ep.start.is_some();
+        return Err(if any { Skip::Null } else { Skip::Real });
+    }
+    if t < 0 || t as usize >= f.n || !ep.may_access(t as usize) {
+        return Err(Skip::Real);
+    }
+    Ok((f, t as usize))
+}
+
+/// Where an operation's target data is.
+pub(super) struct Loc {
+    /// Address of the target buffer (its elements start at the datatype's
+    /// lower bound from here).
+    pub addr: usize,
+    /// Loads and stores reach it (the heap, or this process's own memory);
+    /// otherwise cross-memory attach, with `pid`.
+    pub direct: bool,
+    /// The target's process.
+    pub pid: i32,
+}
+
+/// Locates `count` elements of target layout `l` at displacement `disp` of
+/// member `t`'s window, or the error class of a range outside it.
+pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Result<Loc, u32> {
+    let p = &f.peers[t];
+    let span = tb.l.span(tb.count);
+    let off = (disp as i128) * p.unit as i128;
+    let lo = off + span.lo as i128;
+    let hi = lo + span.len as i128;
+    if !f.dynamic && span.len > 0 && (lo < 0 || hi > p.size as i128) {
+        return Err(ffi::MPI_ERR_RMA_RANGE);
+    }
+    let addr = (p.base as i128 + off) as usize;
+    let start = (addr as isize).wrapping_add(span.lo) as usize;
+    let direct = t == f.me || span.len == 0 || heap::in_region(start as *const u8, span.len);
+    Ok(Loc {
+        addr,
+        direct,
+        pid: p.pid,
+    })
+}
+
+/// The target buffer: `count` elements of `dt` at a displacement still to
+/// be located (its address is filled in by [`at`]).
+pub(super) fn target(count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
+    if count < 0 {
+        return None;
+    }
+    let l = layout(dt)?;
+    Some(Buf {
+        ptr: core::ptr::null_mut(),
+        count: count as usize,
+        dt,
+        d: l.d,
+        l,
+    })
+}
+
+/// `tb` at `loc`'s address.
+pub(super) fn at(tb: &Buf, loc: &Loc) -> Buf {
+    Buf {
+        ptr: loc.addr as *mut u8,
+        ..*tb
+    }
+}
+
+/// The origin's packed bytes: in place when it is dense, else packed into
+/// `tmp`.
+///
+/// # Safety
+/// `o` holds its elements.
+pub(super) unsafe fn packed(o: &Buf, tmp: &mut Vec<u8>) -> *const u8 {
+    if o.d.contig {
+        return o.ptr;
+    }
+    tmp.resize(o.bytes(), 0);
+    // SAFETY: per the contract; `tmp` has room.
+    unsafe { o.pack_to(tmp.as_mut_ptr()) };
+    tmp.as_ptr()
+}
+
+/// The runs of bytes `tb`'s elements touch, relative to the start of its
+/// span, in address order: an image of the span is marked through the
+/// datatype and scanned.
+pub(super) fn runs(tb: &Buf) -> Vec<(usize, usize)> {
+    let span = tb.l.span(tb.count);
+    let mut image = vec![0u8; span.len];
+    let ones = vec![0xffu8; tb.bytes()];
+    let view = Buf {
+        ptr: image.as_mut_ptr().wrapping_offset(-span.lo),
+        ..*tb
+    };
+    // SAFETY: the image covers the span of the elements.
+    unsafe { view.unpack_from(ones.as_ptr(), ones.len()) };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < image.len() {
+        if image[i] == 0 {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < image.len() && image[i] != 0 {
+            i += 1;
+        }
+        out.push((s, i - s));
+    }
+    out
+}
+
+/// Writes `n` packed bytes at `src` into target buffer `tb` (located at
+/// `loc`).
+///
+/// # Safety
+/// `src` holds `n ≤ tb.bytes()` bytes; the target memory is the window's.
+pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
+    if n == 0 {
+        return;
+    }
+    if loc.direct {
+        if tb.d.contig {
+            // SAFETY: per the contract; `copy` since a put from a window
+            // into itself may overlap.
+            unsafe { core::ptr::copy(src, tb.ptr, n) };
+        } else {
+            // SAFETY: per the contract.
+            unsafe { tb.unpack_from(src, n) };
+        }
+        return;
+    }
+    if tb.d.contig {
+        // SAFETY: per the contract.
+        unsafe { cma_write(loc.pid, tb.ptr as usize, src, n) };
+        return;
+    }
+    let span = tb.l.span(tb.count);
+    let mut image = vec![0u8; span.len];
+    let view = Buf {
+        ptr: image.as_mut_ptr().wrapping_offset(-span.lo),
+        ..*tb
+    };
+    // SAFETY: the image covers the span.
+    unsafe { view.unpack_from(src, n) };
+    let start = (tb.ptr as isize).wrapping_add(span.lo) as usize;
+    for (off, len) in runs(tb) {
+        // SAFETY: inside the image.
+        unsafe { cma_write(loc.pid, start + off, image.as_ptr().add(off), len) };
+    }
+}
+
+/// Reads target buffer `tb` (located at `loc`) as `n` packed bytes into
+/// `dst`.
+///
+/// # Safety
+/// `dst` has room for `n ≤ tb.bytes()` bytes; the target memory is the
+/// window's.
+pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
+    if n == 0 {
+        return;
+    }
+    if tb.d.contig {
+        if loc.direct {
+            // SAFETY: per the contract.
+            unsafe { core::ptr::copy(tb.ptr, dst, n) };
+        } else {
+            // SAFETY: per the contract.
+            unsafe { cma_read(loc.pid, tb.ptr as usize, dst, n) };
+        }
+        return;
+    }
+    let mut packed = vec![0u8; tb.bytes()];
+    if loc.direct {
+        // SAFETY: per the contract; `packed` has room.
+        unsafe { tb.pack_to(packed.as_mut_ptr()) };
+    } else {
+        let span = tb.l.span(tb.count);
+        let mut image = vec![0u8; span.len];
+        let start = (tb.ptr as isize).wrapping_add(span.lo) as usize;
+        for (off, len) in runs(tb) {
+            // SAFETY: inside the image.
+            unsafe { cma_read(loc.pid, start + off, image.as_mut_ptr().add(off), len) };
+        }
+        let view = Buf {
+            ptr: image.as_mut_ptr().wrapping_offset(-span.lo),
+            ..*tb
+        };
+        // SAFETY: the image covers the span.
+        unsafe { view.pack_to(packed.as_mut_ptr()) };
+    }
+    // SAFETY: `n ≤ packed.len()`.
+    unsafe { core::ptr::copy_nonoverlapping(packed.as_ptr(), dst, n) };
+}
+
+/// Cross-memory attach write; a refusal (the kernel allowed it at creation)
+/// is reported once, as the real MPI would report a failed transfer.
+unsafe fn cma_write(pid: i32, remote: usize, src: *const u8, n: usize) {
+    // SAFETY: per the caller's contract.
+    if !unsafe { crate::sys::cma::write(pid, remote, src, n) } {
+        cma_failed(pid);
+    }
+}
+
+/// Cross-memory attach read (see [`cma_write`]).
+unsafe fn cma_read(pid: i32, remote: usize, dst: *mut u8, n: usize) {
+    // SAFETY: per the caller's contract.
+    if !unsafe { crate::sys::cma::read(pid, remote, dst, n) } {
+        cma_failed(pid);
+    }
+}
+
+#[cold]
+fn cma_failed(pid: i32) {
+    crate::eprint_noalloc!(
+        "heapmpi: error: one-sided access to process {} failed (process_vm_readv/writev: \
+         errno {}): the target address is not mapped there",
+        pid,
+        crate::sys::errno()
+    );
+}
+
+/// `MPI_Put`.
+///
+/// # Safety
+/// As `MPI_Put`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn put(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => {
+            to_real(|| unsafe { ffi::PMPI_Put(oaddr, ocount, odt, t, disp, tcount, tdt, win) })
+        }
+    }
+}
+
+/// [`put`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_inner(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+) -> Result<(), Option<u32>> {
+    let (f, t) = match begin(win, t) {
+        Ok(x) => x,
+        Err(Skip::Null) => return Ok(()),
+        Err(Skip::Real) => return Err(None),
+    };
+    let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
+    let tb = target(tcount, tdt).ok_or(None)?;
+    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let tb = at(&tb, &loc);
+    let n = o.bytes().min(tb.bytes());
+    let mut tmp = Vec::new();
+    // SAFETY: the caller's origin buffer; the target memory is the
+    // window's (range checked), located in this address space or reached
+    // through the kernel.
+    unsafe {
+        let src = packed(&o, &mut tmp);
+        store(&tb, &loc, src, n);
+    }
+    stats::RMA_PUTS.add(1);
+    stats::RMA_OPS_HEAP.add(1);
+    Ok(())
+}
+
+/// `MPI_Get`.
+///
+/// # Safety
+/// As `MPI_Get`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get(
+    oaddr: *mut c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => {
+            to_real(|| unsafe { ffi::PMPI_Get(oaddr, ocount, odt, t, disp, tcount, tdt, win) })
+        }
+    }
+}
+
+/// [`get`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_inner(
+    oaddr: *mut c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+) -> Result<(), Option<u32>> {
+    let (f, t) = match begin(win, t) {
+        Ok(x) => x,
+        Err(Skip::Null) => return Ok(()),
+        Err(Skip::Real) => return Err(None),
+    };
+    let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
+    let tb = target(tcount, tdt).ok_or(None)?;
+    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let tb = at(&tb, &loc);
+    let n = o.bytes().min(tb.bytes());
+    // SAFETY: as in `put_inner`, the other way.
+    unsafe {
+        if o.d.contig {
+            load(&tb, &loc, o.ptr, n);
+        } else {
+            let mut tmp = vec![0u8; n];
+            load(&tb, &loc, tmp.as_mut_ptr(), n);
+            o.unpack_from(tmp.as_ptr(), n);
+        }
+    }
+    stats::RMA_GETS.add(1);
+    stats::RMA_OPS_HEAP.add(1);
+    Ok(())
+}
+
+/// `MPI_Rput`: the put, complete at once, and a completed request.
+///
+/// # Safety
+/// As `MPI_Rput`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn rput(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+    req: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
+        // SAFETY: the caller's request pointer.
+        Ok(()) => unsafe { super::completed(req) },
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Rput(oaddr, ocount, odt, t, disp, tcount, tdt, win, req)
+        }),
+    }
+}
+
+/// `MPI_Rget`.
+///
+/// # Safety
+/// As `MPI_Rget`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn rget(
+    oaddr: *mut c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    win: ffi::MPI_Win,
+    req: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
+        // SAFETY: the caller's request pointer.
+        Ok(()) => unsafe { super::completed(req) },
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Rget(oaddr, ocount, odt, t, disp, tcount, tdt, win, req)
+        }),
+    }
+}

@@ -1,0 +1,734 @@
+//! Accumulates, fetch-and-op and compare-and-swap: element-wise atomic, as
+//! MPI requires of concurrent accumulates with the same basic datatype on
+//! the same location (MPI-4.0 §12.7.1).
+//!
+//! How an element is updated depends only on its address and its basic
+//! type, never on the call, so every accumulate on one location takes the
+//! same way and they are atomic with respect to each other:
+//!
+//! - an aligned 4- or 8-byte integer or floating-point element in the
+//!   shared heap: one hardware atomic (fetch-and-add, -and, -or, -xor,
+//!   exchange, load) or a compare-and-swap loop (product, logical
+//!   operations, max and min on floating point) on the word itself;
+//! - anything else (other types, a misaligned element, memory outside the
+//!   heap reached through the kernel): read, apply with the operator
+//!   ([`crate::op::Reducer`], the real `MPI_Reduce_local` behind it) and
+//!   write back under the target's accumulate lock, a spin lock in the
+//!   window's shared block.
+//!
+//! A derived target datatype is walked element by element: its elements'
+//! offsets in type-map order come from unpacking a stream of element
+//! numbers into an image of the span it covers.
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+use mpi_sys as ffi;
+
+use super::access::{at, begin, load, locate, packed, runs, store, target, Skip};
+use super::window::Fast;
+use super::{raise, to_real};
+use crate::comm::node::wait_until;
+use crate::dt::{self, Buf};
+use crate::heap;
+use crate::op::{self, Class, Elem, Pre};
+use crate::stats;
+
+/// What an accumulate does to each element.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Acc {
+    /// `MPI_REPLACE`.
+    Replace,
+    /// `MPI_NO_OP` (fetch only).
+    NoOp,
+    /// A predefined operation.
+    Pre(Pre),
+}
+
+/// The operation and element type of an accumulate heapmpi takes: the
+/// basic type of the target datatype, its kernel element (for hardware
+/// atomics) and the reducer for software.
+struct Plan {
+    acc: Acc,
+    base: ffi::MPI_Datatype,
+    /// Bytes of one element.
+    size: usize,
+    /// The element, when hardware atomics apply to its kind and operation.
+    hw: Option<Elem>,
+    /// For a predefined operation in software.
+    reducer: Option<op::Reducer>,
+}
+
+/// The plan of `op` on elements of `tdt`, or `None` for the real MPI (an
+/// operation not allowed here, a type not built from one predefined type,
+/// a pair heapmpi leaves to the real MPI).
+fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
+    let base = dt::base_type(tdt)?;
+    let l = dt::layout(base)?;
+    let class = op::class_of(base);
+    let acc = if op == op::replace() {
+        Acc::Replace
+    } else if op == op::no_op() {
+        if !fetch {
+            return None;
+        }
+        Acc::NoOp
+    } else {
+        let p = op::predefined(op)?;
+        if !op::valid(p, class?.0) {
+            return None;
+        }
+        Acc::Pre(p)
+    };
+    let elem = class.and_then(|c| c.1).filter(|e| e.size() == l.extent);
+    let hw = match acc {
+        Acc::Pre(Pre::Maxloc | Pre::Minloc) => None,
+        _ => elem,
+    };
+    let reducer = match acc {
+        Acc::Pre(_) => Some(op::Reducer::new(op, base, &l)?),
+        _ => None,
+    };
+    Some(Plan {
+        acc,
+        base,
+        size: l.d.size,
+        hw,
+        reducer,
+    })
+}
+
+/// The target's accumulate lock, held for the scope.
+struct AccLock<'a>(&'a AtomicU32);
+
+impl<'a> AccLock<'a> {
+    fn take(f: &'a Fast, t: usize) -> AccLock<'a> {
+        let l = f.acc_lock(t);
+        // Acquire: the previous holder's writes (Release below) happen
+        // before ours.
+        wait_until(|| {
+            l.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
+        });
+        AccLock(l)
+    }
+}
+
+impl Drop for AccLock<'_> {
+    fn drop(&mut self) {
+        // Release: our writes happen before the next holder's reads.
+        self.0.store(0, Ordering::Release);
+    }
+}
+
+/// One atomic read-modify-write of an integer word: the new value from
+/// the old and the operand.
+macro_rules! int_rmw {
+    ($atomic:ty, $t:ty, $p:expr, $v:expr, $acc:expr) => {{
+        // SAFETY (caller): `$p` is an aligned word in the shared heap.
+        let a = unsafe { &*($p as *const $atomic) };
+        let v: $t = $v;
+        // AcqRel (all below): an accumulate orders nothing by itself (the
+        // synchronisation calls do), but the result of a fetching one is
+        // used as a value read from memory; on x86 every locked operation is
+        // a full barrier anyway.
+        match $acc {
+            Acc::Replace => a.swap(v, Ordering::AcqRel),
+            Acc::NoOp => a.load(Ordering::Acquire),
+            Acc::Pre(Pre::Sum) => a.fetch_add(v, Ordering::AcqRel),
+            Acc::Pre(Pre::Band) => a.fetch_and(v, Ordering::AcqRel),
+            Acc::Pre(Pre::Bor) => a.fetch_or(v, Ordering::AcqRel),
+            Acc::Pre(Pre::Bxor) => a.fetch_xor(v, Ordering::AcqRel),
+            Acc::Pre(Pre::Max) => a.fetch_max(v, Ordering::AcqRel),
+            Acc::Pre(Pre::Min) => a.fetch_min(v, Ordering::AcqRel),
+            Acc::Pre(p) => {
+                let f = |x: $t| -> $t {
+                    match p {
+                        Pre::Prod => x.wrapping_mul(v),
+                        Pre::Land => ((x != 0) && (v != 0)) as $t,
+                        Pre::Lor => ((x != 0) || (v != 0)) as $t,
+                        Pre::Lxor => ((x != 0) != (v != 0)) as $t,
+                        _ => unreachable!("no other operation applies to integers"),
+                    }
+                };
+                match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |x| Some(f(x))) {
+                    Ok(x) | Err(x) => x,
+                }
+            }
+        }
+    }};
+}
+
+/// One atomic read-modify-write of a floating-point word, through its bits.
+macro_rules! float_rmw {
+    ($atomic:ty, $f:ty, $p:expr, $v:expr, $acc:expr) => {{
+        // SAFETY (caller): `$p` is an aligned word in the shared heap.
+        let a = unsafe { &*($p as *const $atomic) };
+        let v: $f = $v;
+        // AcqRel: as for the integers.
+        match $acc {
+            Acc::Replace => <$f>::from_bits(a.swap(v.to_bits(), Ordering::AcqRel)),
+            Acc::NoOp => <$f>::from_bits(a.load(Ordering::Acquire)),
+            Acc::Pre(p) => {
+                let f = |x: $f| -> $f {
+                    match p {
+                        Pre::Sum => x + v,
+                        Pre::Prod => x * v,
+                        // As the reduction kernels: keep the target's
+                        // value unless the operand wins.
+                        Pre::Max => {
+                            if x > v {
+                                x
+                            } else {
+                                v
+                            }
+                        }
+                        Pre::Min => {
+                            if x < v {
+                                x
+                            } else {
+                                v
+                            }
+                        }
+                        _ => unreachable!("no other operation applies to floating point"),
+                    }
+                };
+                let r = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |x| {
+                    Some(f(<$f>::from_bits(x)).to_bits())
+                });
+                <$f>::from_bits(match r {
+                    Ok(x) | Err(x) => x,
+                })
+            }
+        }
+    }};
+}
+
+/// Applies `acc` with operand `*v` to the element at `p` atomically; writes
+/// its old value to `old`.
+///
+/// # Safety
+/// `p` is an aligned element of kind `e` in the shared heap; `v` and `old`
+/// hold one element each (unaligned).
+unsafe fn hw_apply(e: Elem, acc: Acc, p: *mut u8, v: *const u8, old: *mut u8) {
+    /// One kind: read the operand, apply, write the old value.
+    macro_rules! kind {
+        ($rmw:ident, $atomic:ty, $t:ty) => {{
+            // SAFETY: per the contract (unaligned operand).
+            let x = unsafe { (v as *const $t).read_unaligned() };
+            let r = $rmw!($atomic, $t, p, x, acc);
+            // SAFETY: per the contract (unaligned result).
+            unsafe { (old as *mut $t).write_unaligned(r) };
+        }};
+    }
+    match e {
+        Elem::I32 => kind!(int_rmw, AtomicI32, i32),
+        Elem::U32 => kind!(int_rmw, AtomicU32, u32),
+        Elem::I64 => kind!(int_rmw, AtomicI64, i64),
+        Elem::U64 => kind!(int_rmw, AtomicU64, u64),
+        Elem::F32 => kind!(float_rmw, AtomicU32, f32),
+        Elem::F64 => kind!(float_rmw, AtomicU64, f64),
+    }
+}
+
+/// The offsets (from the buffer address) of `tb`'s elements of `size`
+/// bytes, in type-map order.
+fn elem_offsets(tb: &Buf, size: usize) -> Vec<isize> {
+    let n = tb.bytes() / size;
+    if tb.d.contig {
+        return (0..n).map(|i| (i * size) as isize).collect();
+    }
+    // Element i of the packed stream carries i + 1 in its first 4 bytes
+    // (elements handled here have 4 or 8).
+    let mut stream = vec![0u8; n * size];
+    for i in 0..n {
+        stream[i * size..i * size + 4].copy_from_slice(&(i as u32 + 1).to_le_bytes());
+    }
+    let span = tb.l.span(tb.count);
+    let mut image = vec![0u8; span.len];
+    let view = Buf {
+        ptr: image.as_mut_ptr().wrapping_offset(-span.lo),
+        ..*tb
+    };
+    // SAFETY: the image covers the span of the elements.
+    unsafe { view.unpack_from(stream.as_ptr(), stream.len()) };
+    let mut out = vec![0isize; n];
+    for (off, len) in runs(tb) {
+        for k in (0..len).step_by(size) {
+            let pos = off + k;
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&image[pos..pos + 4]);
+            let i = u32::from_le_bytes(b) as usize;
+            if (1..=n).contains(&i) {
+                out[i - 1] = span.lo + pos as isize;
+            }
+        }
+    }
+    out
+}
+
+/// The accumulate family: applies `acc` of `origin` (packed elements,
+/// absent for `MPI_NO_OP`) to target buffer `tb` of member `t`, at `disp`;
+/// the old values, packed, go to `result` when given.
+///
+/// # Safety
+/// The buffers hold their elements.
+unsafe fn run(
+    f: &Fast,
+    t: usize,
+    disp: ffi::MPI_Aint,
+    tb: &Buf,
+    pl: &Plan,
+    origin: Option<&Buf>,
+    result: Option<&Buf>,
+) -> Result<(), u32> {
+    let loc = locate(f, t, disp, tb)?;
+    let tb = at(tb, &loc);
+    let n = tb.bytes() / pl.size.max(1);
+    let bytes = n * pl.size;
+    let mut otmp = Vec::new();
+    let mut full = Vec::new();
+    // The operands, packed: the origin's, or zeros for MPI_NO_OP.
+    let src: *const u8 = match origin {
+        Some(o) if o.bytes() >= bytes => {
+            // SAFETY: per the contract.
+            unsafe { packed(o, &mut otmp) }
+        }
+        Some(o) => {
+            // A shorter origin (erroneous): its bytes, then zeros.
+            full.resize(bytes, 0);
+            // SAFETY: per the contract; `full` has room for the origin.
+            unsafe {
+                core::ptr::copy_nonoverlapping(packed(o, &mut otmp), full.as_mut_ptr(), o.bytes())
+            };
+            full.as_ptr()
+        }
+        None => {
+            full.resize(bytes, 0);
+            full.as_ptr()
+        }
+    };
+    let mut old = vec![0u8; bytes];
+    let span = tb.l.span(tb.count);
+    let start = (tb.ptr as isize).wrapping_add(span.lo) as *const u8;
+    let shared = heap::in_region(start, span.len);
+    match pl.hw.filter(|_| shared) {
+        Some(e) => {
+            for (i, off) in elem_offsets(&tb, pl.size).into_iter().enumerate() {
+                let p = tb.ptr.wrapping_offset(off);
+                // SAFETY: element `i` of the operands and results.
+                let (v, o) = unsafe { (src.add(i * pl.size), old.as_mut_ptr().add(i * pl.size)) };
+                if (p as usize) % pl.size == 0 {
+                    // SAFETY: an aligned element in the heap, inside the
+                    // window (range checked).
+                    unsafe { hw_apply(e, pl.acc, p, v, o) };
+                } else {
+                    let one = Buf {
+                        ptr: p,
+                        count: 1,
+                        ..elem_buf(pl)
+                    };
+                    let _g = AccLock::take(f, t);
+                    // SAFETY: as above, one element under the lock.
+                    unsafe { soft(pl, &one, &loc, v, o, pl.size) };
+                }
+            }
+        }
+        None => {
+            let _g = AccLock::take(f, t);
+            // SAFETY: per the contract, under the target's lock.
+            unsafe { soft(pl, &tb, &loc, src, old.as_mut_ptr(), bytes) };
+        }
+    }
+    if let Some(r) = result {
+        // SAFETY: the result buffer holds its elements.
+        unsafe { r.unpack_from(old.as_ptr(), bytes) };
+    }
+    Ok(())
+}
+
+/// A buffer of the plan's basic type (address and count to fill in).
+fn elem_buf(pl: &Plan) -> Buf {
+    let l = dt::layout(pl.base).expect("the plan's type has a layout");
+    Buf {
+        ptr: core::ptr::null_mut(),
+        count: 1,
+        dt: pl.base,
+        d: l.d,
+        l,
+    }
+}
+
+/// Applies the plan in software to `tb` (at `loc`): reads its `bytes`
+/// packed bytes into `old`, applies, writes the result back.
+///
+/// # Safety
+/// The caller holds the target's accumulate lock; `src` and `old` hold
+/// `bytes` bytes; `tb` is inside the window.
+unsafe fn soft(
+    pl: &Plan,
+    tb: &Buf,
+    loc: &super::access::Loc,
+    src: *const u8,
+    old: *mut u8,
+    bytes: usize,
+) {
+    // SAFETY: per the contract.
+    unsafe {
+        load(tb, loc, old, bytes);
+        match pl.acc {
+            Acc::NoOp => {}
+            Acc::Replace => store(tb, loc, src, bytes),
+            Acc::Pre(_) => {
+                let mut new = vec![0u8; bytes];
+                core::ptr::copy_nonoverlapping(old, new.as_mut_ptr(), bytes);
+                if let Some(r) = &pl.reducer {
+                    r.apply(src, new.as_mut_ptr(), bytes / pl.size.max(1));
+                }
+                store(tb, loc, new.as_ptr(), bytes);
+            }
+        }
+    }
+}
+
+/// The shared part of the accumulate entry points: `Err(None)` for the real
+/// MPI, `Err(Some(class))` to raise.
+#[allow(clippy::too_many_arguments)]
+unsafe fn acc_inner(
+    origin: Option<(*const c_void, c_int, ffi::MPI_Datatype)>,
+    result: Option<(*mut c_void, c_int, ffi::MPI_Datatype)>,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+) -> Result<(), Option<u32>> {
+    let (f, t) = match begin(win, t) {
+        Ok(x) => x,
+        Err(Skip::Null) => return Ok(()),
+        Err(Skip::Real) => return Err(None),
+    };
+    let pl = plan(op, tdt, result.is_some()).ok_or(None)?;
+    let o = match origin {
+        Some((p, c, d)) if pl.acc != Acc::NoOp => Some(Buf::new(p, c, d).ok_or(None)?),
+        _ => None,
+    };
+    let r = match result {
+        Some((p, c, d)) => Some(Buf::new(p, c, d).ok_or(None)?),
+        None => None,
+    };
+    let tb = target(tcount, tdt).ok_or(None)?;
+    // SAFETY: the caller's buffers.
+    unsafe { run(f, t, disp, &tb, &pl, o.as_ref(), r.as_ref()) }.map_err(Some)?;
+    stats::RMA_ACCS.add(1);
+    stats::RMA_OPS_HEAP.add(1);
+    Ok(())
+}
+
+/// `MPI_Accumulate`.
+///
+/// # Safety
+/// As `MPI_Accumulate`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn accumulate(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe {
+        acc_inner(
+            Some((oaddr, ocount, odt)),
+            None,
+            t,
+            disp,
+            tcount,
+            tdt,
+            op,
+            win,
+        )
+    } {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Accumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win)
+        }),
+    }
+}
+
+/// `MPI_Raccumulate`.
+///
+/// # Safety
+/// As `MPI_Raccumulate`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn raccumulate(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+    req: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe {
+        acc_inner(
+            Some((oaddr, ocount, odt)),
+            None,
+            t,
+            disp,
+            tcount,
+            tdt,
+            op,
+            win,
+        )
+    } {
+        // SAFETY: the caller's request pointer.
+        Ok(()) => unsafe { super::completed(req) },
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Raccumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win, req)
+        }),
+    }
+}
+
+/// `MPI_Get_accumulate`.
+///
+/// # Safety
+/// As `MPI_Get_accumulate`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get_accumulate(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    raddr: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    let r = unsafe {
+        acc_inner(
+            Some((oaddr, ocount, odt)),
+            Some((raddr, rcount, rdt)),
+            t,
+            disp,
+            tcount,
+            tdt,
+            op,
+            win,
+        )
+    };
+    match r {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Get_accumulate(
+                oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win,
+            )
+        }),
+    }
+}
+
+/// `MPI_Rget_accumulate`.
+///
+/// # Safety
+/// As `MPI_Rget_accumulate`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn rget_accumulate(
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    raddr: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+    req: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    let r = unsafe {
+        acc_inner(
+            Some((oaddr, ocount, odt)),
+            Some((raddr, rcount, rdt)),
+            t,
+            disp,
+            tcount,
+            tdt,
+            op,
+            win,
+        )
+    };
+    match r {
+        // SAFETY: the caller's request pointer.
+        Ok(()) => unsafe { super::completed(req) },
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => to_real(|| unsafe {
+            ffi::PMPI_Rget_accumulate(
+                oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win, req,
+            )
+        }),
+    }
+}
+
+/// `MPI_Fetch_and_op`: a get-accumulate of one element.
+///
+/// # Safety
+/// As `MPI_Fetch_and_op`.
+pub unsafe fn fetch_and_op(
+    oaddr: *const c_void,
+    raddr: *mut c_void,
+    dt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    op: ffi::MPI_Op,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe {
+        acc_inner(
+            Some((oaddr, 1, dt)),
+            Some((raddr, 1, dt)),
+            t,
+            disp,
+            1,
+            dt,
+            op,
+            win,
+        )
+    } {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => {
+            to_real(|| unsafe { ffi::PMPI_Fetch_and_op(oaddr, raddr, dt, t, disp, op, win) })
+        }
+    }
+}
+
+/// `MPI_Compare_and_swap`.
+///
+/// # Safety
+/// As `MPI_Compare_and_swap`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn compare_and_swap(
+    oaddr: *const c_void,
+    caddr: *const c_void,
+    raddr: *mut c_void,
+    dt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    win: ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    match unsafe { cas_inner(oaddr, caddr, raddr, dt, t, disp, win) } {
+        Ok(()) => 0,
+        Err(Some(code)) => raise(win, code),
+        // SAFETY: forwarded unchanged.
+        Err(None) => {
+            to_real(|| unsafe { ffi::PMPI_Compare_and_swap(oaddr, caddr, raddr, dt, t, disp, win) })
+        }
+    }
+}
+
+/// [`compare_and_swap`]: the same ways as the accumulates (hardware on an
+/// aligned 4- or 8-byte integer in the heap, else under the target's lock).
+unsafe fn cas_inner(
+    oaddr: *const c_void,
+    caddr: *const c_void,
+    raddr: *mut c_void,
+    dt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    win: ffi::MPI_Win,
+) -> Result<(), Option<u32>> {
+    let (f, t) = match begin(win, t) {
+        Ok(x) => x,
+        Err(Skip::Null) => return Ok(()),
+        Err(Skip::Real) => return Err(None),
+    };
+    let class = op::class_of(dt).ok_or(None)?;
+    if !matches!(
+        class.0,
+        Class::Int | Class::FortranInt | Class::Logical | Class::Byte
+    ) || oaddr.is_null()
+        || caddr.is_null()
+        || raddr.is_null()
+    {
+        return Err(None);
+    }
+    let tb = target(1, dt).ok_or(None)?;
+    let size = tb.d.size;
+    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let tb = at(&tb, &loc);
+    let (o, c, r) = (oaddr as *const u8, caddr as *const u8, raddr as *mut u8);
+    let hw = class.1.filter(|e| {
+        e.size() == size && heap::in_region(tb.ptr, size) && tb.ptr as usize % size == 0
+    });
+    // SAFETY: one element at each of the caller's addresses; the target
+    // element is inside the window (range checked).
+    unsafe {
+        match hw {
+            Some(e) if size == 4 => {
+                let a = &*(tb.ptr as *const AtomicU32);
+                let (want, new) = (
+                    (c as *const u32).read_unaligned(),
+                    (o as *const u32).read_unaligned(),
+                );
+                // AcqRel: see `int_rmw`.
+                let old = match a.compare_exchange(want, new, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(x) | Err(x) => x,
+                };
+                let _ = e;
+                (r as *mut u32).write_unaligned(old);
+            }
+            Some(_) => {
+                let a = &*(tb.ptr as *const AtomicU64);
+                let (want, new) = (
+                    (c as *const u64).read_unaligned(),
+                    (o as *const u64).read_unaligned(),
+                );
+                // AcqRel: see `int_rmw`.
+                let old = match a.compare_exchange(want, new, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(x) | Err(x) => x,
+                };
+                (r as *mut u64).write_unaligned(old);
+            }
+            None => {
+                let _g = AccLock::take(f, t);
+                let mut old = vec![0u8; size];
+                load(&tb, &loc, old.as_mut_ptr(), size);
+                if core::slice::from_raw_parts(c, size) == old.as_slice() {
+                    store(&tb, &loc, o, size);
+                }
+                core::ptr::copy_nonoverlapping(old.as_ptr(), r, size);
+            }
+        }
+    }
+    stats::RMA_ACCS.add(1);
+    stats::RMA_OPS_HEAP.add(1);
+    Ok(())
+}

@@ -1,0 +1,871 @@
+//! Windows: their creation (agreed by all members), memory, attributes heapmpi
+//! answers itself, and their free.
+//!
+//! A window heapmpi runs ([`Fast`]) has every member's memory address,
+//! size and displacement unit (gathered once at creation: addresses agree
+//! in every rank, so no translation is ever needed), a private duplicate
+//! of the communicator whose node state ([`crate::comm::node`]) carries
+//! fences, and a block in the shared heap holding, per member, the lock
+//! word of passive target, the completion counter of
+//! post-start-complete-wait and the lock that serialises accumulates heapmpi
+//! cannot make atomic in hardware, then the post flags (one per pair of
+//! members, each written by its target only).
+//!
+//! The decision to run a window is the members' together: every member
+//! must be on this node, and a member whose memory is outside the heap
+//! must be reachable by cross-memory attach from every other (tested at
+//! creation by reading a byte of each). A window that fails either goes
+//! to the real MPI whole.
+
+use core::ffi::{c_int, c_void};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Mutex;
+
+use mpi_sys as ffi;
+
+use super::{lookup, on, register, unregister};
+use crate::comm::node::{Node, LINE};
+use crate::heap;
+use crate::stats;
+
+/// `MPI_WIN_FLAVOR_*` of the MPI in use.
+pub mod flavor {
+    #[cfg(heapmpi_mpich)]
+    use mpi_sys::{
+        MPIR_Win_flavor_MPI_WIN_FLAVOR_ALLOCATE as A, MPIR_Win_flavor_MPI_WIN_FLAVOR_CREATE as C,
+        MPIR_Win_flavor_MPI_WIN_FLAVOR_DYNAMIC as D, MPIR_Win_flavor_MPI_WIN_FLAVOR_SHARED as S,
+    };
+    #[cfg(not(heapmpi_mpich))]
+    use mpi_sys::{
+        MPI_WIN_FLAVOR_ALLOCATE as A, MPI_WIN_FLAVOR_CREATE as C, MPI_WIN_FLAVOR_DYNAMIC as D,
+        MPI_WIN_FLAVOR_SHARED as S,
+    };
+    /// `MPI_WIN_FLAVOR_CREATE`.
+    pub const CREATE: i32 = C as i32;
+    /// `MPI_WIN_FLAVOR_ALLOCATE`.
+    pub const ALLOCATE: i32 = A as i32;
+    /// `MPI_WIN_FLAVOR_DYNAMIC`.
+    pub const DYNAMIC: i32 = D as i32;
+    /// `MPI_WIN_FLAVOR_SHARED`.
+    pub const SHARED: i32 = S as i32;
+}
+
+/// One member's window memory, as every member sees it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Peer {
+    /// Address of its memory (the same in every process of the node).
+    pub base: usize,
+    /// Bytes of it.
+    pub size: usize,
+    /// Displacement unit.
+    pub unit: usize,
+    /// Its process, for cross-memory attach.
+    pub pid: i32,
+}
+
+/// What a member's passive, post-start and accumulate synchronisation use,
+/// each word on a line of its own: written by many members, read by many.
+const PER_MEMBER: usize = 3 * LINE;
+
+/// Bytes of the shared block of a window of `n` members.
+fn block_size(n: usize) -> usize {
+    n * PER_MEMBER + (n * n * 8).next_multiple_of(LINE)
+}
+
+/// The epochs a member has open on a window (private to it).
+#[derive(Default)]
+pub struct Epochs {
+    /// A fence opened an epoch (the last fence did not say
+    /// `MPI_MODE_NOSUCCEED`).
+    pub fence: bool,
+    /// Targets of the access epoch `MPI_Win_start` opened.
+    pub start: Option<Box<[usize]>>,
+    /// An exposure epoch `MPI_Win_post` opened, not yet waited for.
+    pub exposed: bool,
+    /// Completions the exposure epochs so far expect in all (cumulative).
+    pub expected: u64,
+    /// Per target: posts of it this member consumed with `MPI_Win_start`.
+    pub consumed: Box<[u64]>,
+    /// Per origin: posts this member made to it.
+    pub posted: Box<[u64]>,
+    /// `MPI_Win_lock_all` is in force (`Some(nocheck)`).
+    pub lock_all: Option<bool>,
+    /// Per target: the lock held on it (`Some((exclusive, nocheck))`).
+    pub locks: Box<[Option<(bool, bool)>]>,
+    /// Targets locked one by one.
+    pub n_locked: usize,
+}
+
+impl Epochs {
+    /// Whether this member may access `t` now.
+    #[inline]
+    pub fn may_access(&self, t: usize) -> bool {
+        self.fence
+            || self.lock_all.is_some()
+            || self.locks[t].is_some()
+            || self.start.as_ref().is_some_and(|s| s.contains(&t))
+    }
+
+    /// Whether a passive target epoch is open on `t` (or on every target,
+    /// `t == None`).
+    pub fn passive(&self, t: Option<usize>) -> bool {
+        self.lock_all.is_some()
+            || match t {
+                Some(t) => self.locks[t].is_some(),
+                None => self.n_locked > 0,
+            }
+    }
+}
+
+/// A window heapmpi runs.
+pub struct Fast {
+    /// This member's rank in the window.
+    pub me: usize,
+    /// Members.
+    pub n: usize,
+    /// Every member's memory (a dynamic window: the whole address space,
+    /// displacement unit 1, since displacements are addresses).
+    pub peers: Box<[Peer]>,
+    /// Displacements are absolute addresses (`MPI_Win_create_dynamic`).
+    pub dynamic: bool,
+    /// The private duplicate of the communicator.
+    comm: crate::raw::Comm,
+    /// Its node state (fences), none for a window of one member.
+    node: Option<&'static Node>,
+    /// The shared block (see [`block_size`]).
+    block: *mut u8,
+    /// The window's group, to translate the groups of post and start.
+    pub group: ffi::MPI_Group,
+    /// This member's epochs.
+    pub ep: Mutex<Epochs>,
+}
+
+// SAFETY: the block lives in the shared heap until `Win_free`, which every
+// member enters only after its last access; every access to it is atomic.
+// The handles are process-wide identifiers. The private state is behind a
+// mutex.
+unsafe impl Send for Fast {}
+// SAFETY: as above.
+unsafe impl Sync for Fast {}
+
+impl Fast {
+    fn word(&self, off: usize) -> &AtomicU64 {
+        // SAFETY: a live, aligned word of the block (callers stay inside
+        // it: member and pair indices are below `n`).
+        unsafe { &*(self.block.add(off) as *const AtomicU64) }
+    }
+
+    /// Target `t`'s passive-target lock word.
+    pub fn lock_word(&self, t: usize) -> &AtomicU64 {
+        self.word(t * PER_MEMBER)
+    }
+
+    /// Target `t`'s count of completed access epochs towards it.
+    pub fn completions(&self, t: usize) -> &AtomicU64 {
+        self.word(t * PER_MEMBER + LINE)
+    }
+
+    /// Target `t`'s lock for accumulates done in software.
+    pub fn acc_lock(&self, t: usize) -> &AtomicU32 {
+        // SAFETY: as in `word`; a u32 at the start of an aligned line.
+        unsafe { &*(self.block.add(t * PER_MEMBER + 2 * LINE) as *const AtomicU32) }
+    }
+
+    /// How many times target `t` posted to origin `o` (written by `t`).
+    pub fn posts(&self, o: usize, t: usize) -> &AtomicU64 {
+        self.word(self.n * PER_MEMBER + (o * self.n + t) * 8)
+    }
+
+    /// The flag barrier of the members (a fence).
+    pub fn barrier(&self) {
+        let Some(node) = self.node else { return };
+        let k = crate::config::get().coll_radix.max(1);
+        if node.n <= k + 1 && !crate::sys::oversubscribed() {
+            node.barrier_flat();
+        } else {
+            node.barrier_tree(k, || 0);
+        }
+    }
+}
+
+/// heapmpi's state of a window.
+pub struct Win {
+    /// The real window.
+    pub real: ffi::MPI_Win,
+    /// The flavour the program asked for (the real window may be of
+    /// another: `Win_allocate` becomes a real `Win_create` over heap memory).
+    pub flavor: c_int,
+    /// Memory heapmpi allocated for the window and frees with it (this
+    /// member's part for `Win_allocate`, the whole of it on member 0 for
+    /// `Win_allocate_shared`).
+    mem: *mut u8,
+    /// For `Win_allocate_shared`: every member's segment (for
+    /// `MPI_Win_shared_query`).
+    pub segments: Option<Box<[Peer]>>,
+    /// The window runs on the heap.
+    pub fast: Option<Fast>,
+}
+
+// SAFETY: see `Fast`; `mem` is only freed at the window's free.
+unsafe impl Send for Win {}
+// SAFETY: as above.
+unsafe impl Sync for Win {}
+
+/// A byte every member reads in every other through cross-memory attach at
+/// creation, to learn whether the kernel lets it.
+static PROBE: u8 = 0x5a;
+
+/// Whether this member can read every other member's memory through
+/// cross-memory attach (`probes`: each member's `PROBE` address and pid).
+fn cma_reaches(peers: &[(usize, i32)]) -> bool {
+    peers.iter().all(|&(addr, pid)| {
+        let mut b = 0u8;
+        // SAFETY: one byte into a local.
+        let ok = unsafe { crate::sys::cma::read(pid, addr, &mut b, 1) };
+        ok && b == 0x5a
+    })
+}
+
+/// After the real window was made (`*win`, over `(base, size, unit)`) on
+/// every member of `comm`: decides with the other members whether heapmpi
+/// runs it, and registers it. Collective over `comm`.
+///
+/// # Safety
+/// `comm` is the creating call's communicator; `win` its new window.
+unsafe fn adopt(
+    win: ffi::MPI_Win,
+    comm: ffi::MPI_Comm,
+    (base, size, unit): (usize, usize, usize),
+    flavor: c_int,
+    mem: *mut u8,
+    segments: Option<Box<[Peer]>>,
+) {
+    let fast = if local(comm) {
+        // SAFETY: per the contract.
+        unsafe { make_fast(comm, base, size, unit, flavor == flavor::DYNAMIC) }
+    } else {
+        None
+    };
+    if fast.is_some() {
+        stats::RMA_WIN_HEAP.add(1);
+    } else {
+        stats::RMA_WIN_REAL.add(1);
+    }
+    register(
+        win,
+        Win {
+            real: win,
+            flavor,
+            mem,
+            segments,
+            fast,
+        },
+    );
+}
+
+/// Whether heapmpi may run windows over `comm`: on, and every member on this
+/// node (the same answer on every member).
+fn local(comm: ffi::MPI_Comm) -> bool {
+    if !on() {
+        return false;
+    }
+    match crate::comm::lookup(comm) {
+        Some(info) => info.n_remote == 0,
+        None => {
+            stats::RMA_WIN_UNKNOWN.add(1);
+            false
+        }
+    }
+}
+
+/// The fast state of a window over `comm` (collective), or `None` when a
+/// member cannot take part.
+///
+/// # Safety
+/// As [`adopt`].
+unsafe fn make_fast(
+    comm: ffi::MPI_Comm,
+    base: usize,
+    size: usize,
+    unit: usize,
+    dynamic: bool,
+) -> Option<Fast> {
+    let (mut me, mut n) = (0, 0);
+    // SAFETY: a valid communicator, valid out-pointers.
+    unsafe {
+        ffi::PMPI_Comm_rank(comm, &mut me);
+        ffi::PMPI_Comm_size(comm, &mut n);
+    }
+    let (me, n) = (me as usize, n as usize);
+    // Every member's memory, pid, probe address, and whether its memory
+    // is in the heap.
+    let in_heap = dynamic || size == 0 || heap::in_region(base as *const u8, size);
+    // SAFETY: a system call without arguments.
+    let pid = unsafe { libc::getpid() };
+    let mine: [u64; 6] = [
+        base as u64,
+        size as u64,
+        unit as u64,
+        pid as u64,
+        &PROBE as *const u8 as u64,
+        in_heap as u64,
+    ];
+    let mut all = vec![0u64; 6 * n];
+    // SAFETY: 6 u64 from every member; every member calls this in the
+    // same creating call.
+    let rc = unsafe {
+        ffi::PMPI_Allgather(
+            mine.as_ptr().cast(),
+            6,
+            ffi::RSMPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            6,
+            ffi::RSMPI_UINT64_T,
+            comm,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let rows: Vec<&[u64]> = all.chunks(6).collect();
+    // Memory outside the heap (or a dynamic window, whose memory is
+    // attached later, anywhere) needs cross-memory attach between all.
+    let need_cma = dynamic || rows.iter().any(|r| r[5] == 0);
+    let probes: Vec<(usize, i32)> = rows
+        .iter()
+        .enumerate()
+        .filter(|&(m, _)| m != me)
+        .map(|(_, r)| (r[4] as usize, r[3] as i32))
+        .collect();
+    let ok = !need_cma || cma_reaches(&probes);
+    if !crate::comm::all_agree(comm, ok) {
+        stats::RMA_WIN_OUTSIDE.add(1);
+        return None;
+    }
+    let peers: Box<[Peer]> = rows
+        .iter()
+        .map(|r| {
+            if dynamic {
+                Peer {
+                    base: 0,
+                    size: usize::MAX,
+                    unit: 1,
+                    pid: r[3] as i32,
+                }
+            } else {
+                Peer {
+                    base: r[0] as usize,
+                    size: r[1] as usize,
+                    unit: r[2] as usize,
+                    pid: r[3] as i32,
+                }
+            }
+        })
+        .collect();
+    // A private duplicate, registered so that it gets node state.
+    // SAFETY: reading an MPI constant; a collective dup of a valid
+    // communicator, made by every member here.
+    let mut dup = unsafe { ffi::RSMPI_COMM_NULL };
+    // SAFETY: as above.
+    let rc = unsafe { ffi::PMPI_Comm_dup(comm, &mut dup) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: the dup just succeeded and wrote `dup`; collective.
+    unsafe { crate::comm::created(0, &mut dup) };
+    let node = if n > 1 {
+        crate::comm::lookup(dup).and_then(|info| {
+            info.node
+                .get_or_init(|| Node::create(info, dup, 0))
+                .as_ref()
+        })
+    } else {
+        None
+    };
+    // The shared block, from member 0's part of the heap.
+    let len = block_size(n);
+    let mut addr: u64 = 0;
+    if me == 0 {
+        let b = heap::alloc_shared(LINE, len);
+        if !b.is_null() {
+            // SAFETY: a fresh block of `len` bytes, ours; no member knows
+            // it before the broadcast below.
+            unsafe { core::ptr::write_bytes(b, 0, len) };
+            addr = b as u64;
+        }
+    }
+    // SAFETY: one u64 from member 0; collective. The broadcast orders the
+    // zeroing before every member's use.
+    let rc = unsafe {
+        ffi::PMPI_Bcast(
+            (&mut addr as *mut u64).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            0,
+            dup,
+        )
+    };
+    // Every member sees the same address and the same node state (made
+    // collectively), so every member decides alike.
+    if rc != 0 || addr == 0 || (n > 1 && node.is_none()) {
+        if me == 0 && addr != 0 {
+            // SAFETY: our block, which no member uses.
+            unsafe { heap::free(addr as *mut u8) };
+        }
+        // SAFETY: our own communicator.
+        unsafe { ffi::PMPI_Comm_free(&mut dup) };
+        stats::RMA_WIN_NO_STATE.add(1);
+        return None;
+    }
+    // SAFETY: reading an MPI constant; a valid communicator.
+    let mut group = unsafe { ffi::RSMPI_GROUP_NULL };
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Comm_group(dup, &mut group) };
+    Some(Fast {
+        me,
+        n,
+        peers,
+        dynamic,
+        comm: crate::raw::Comm(dup),
+        node,
+        block: addr as *mut u8,
+        group,
+        ep: Mutex::new(Epochs {
+            consumed: vec![0; n].into(),
+            posted: vec![0; n].into(),
+            locks: vec![None; n].into(),
+            ..Epochs::default()
+        }),
+    })
+}
+
+/// Whether every member of `comm` got `p` non-null (collective).
+fn all_got(comm: ffi::MPI_Comm, p: *mut u8) -> bool {
+    crate::comm::all_agree(comm, !p.is_null())
+}
+
+/// Writes `p` to a `void *` out-argument.
+///
+/// # Safety
+/// `out` points to a `void *`.
+unsafe fn put_ptr(out: *mut c_void, p: *mut u8) {
+    // SAFETY: per the contract.
+    unsafe { *(out as *mut *mut c_void) = p.cast() };
+}
+
+/// Memory heapmpi handed out through `MPI_Alloc_mem`.
+static ALLOCATED: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
+
+/// `MPI_Alloc_mem`: from the shared heap, so that a window over it is read
+/// and written in place by every member.
+///
+/// # Safety
+/// As `MPI_Alloc_mem`.
+pub unsafe fn alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
+    if on() && size >= 0 && !baseptr.is_null() {
+        let p = heap::alloc_shared(LINE, size as usize);
+        if !p.is_null() {
+            ALLOCATED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(p as usize);
+            // SAFETY: per the contract.
+            unsafe { put_ptr(baseptr, p) };
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Alloc_mem(size, info, baseptr) }
+}
+
+/// `MPI_Free_mem`.
+///
+/// # Safety
+/// As `MPI_Free_mem`.
+pub unsafe fn free_mem(base: *mut c_void) -> c_int {
+    let ours = ALLOCATED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(base as usize));
+    if ours {
+        // SAFETY: our allocation from this rank's part of the heap.
+        unsafe { heap::free(base.cast()) };
+        return 0;
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Free_mem(base) }
+}
+
+/// `MPI_Win_create`.
+///
+/// # Safety
+/// As `MPI_Win_create`.
+pub unsafe fn create(
+    base: *mut c_void,
+    size: ffi::MPI_Aint,
+    unit: c_int,
+    info: ffi::MPI_Info,
+    comm: ffi::MPI_Comm,
+    win: *mut ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { ffi::PMPI_Win_create(base, size, unit, info, comm, win) };
+    if rc == 0 {
+        // SAFETY: the creation succeeded on this member, and so on every
+        // member (a failed creation is fatal or raised everywhere alike).
+        unsafe {
+            adopt(
+                *win,
+                comm,
+                (base as usize, size as usize, unit as usize),
+                flavor::CREATE,
+                core::ptr::null_mut(),
+                None,
+            )
+        };
+    }
+    rc
+}
+
+/// `MPI_Win_create_dynamic`.
+///
+/// # Safety
+/// As `MPI_Win_create_dynamic`.
+pub unsafe fn create_dynamic(
+    info: ffi::MPI_Info,
+    comm: ffi::MPI_Comm,
+    win: *mut ffi::MPI_Win,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { ffi::PMPI_Win_create_dynamic(info, comm, win) };
+    if rc == 0 {
+        // SAFETY: as in `create`.
+        unsafe {
+            adopt(
+                *win,
+                comm,
+                (0, 0, 1),
+                flavor::DYNAMIC,
+                core::ptr::null_mut(),
+                None,
+            )
+        };
+    }
+    rc
+}
+
+/// Whether `comm` is an intra-communicator heapmpi could run a window over
+/// (the same answer on every member): the allocating calls then take
+/// memory from the heap.
+fn candidate(comm: ffi::MPI_Comm) -> bool {
+    on() && crate::comm::lookup(comm).is_some_and(|i| i.n_remote == 0)
+}
+
+/// `MPI_Win_allocate`: memory from the shared heap, under a real
+/// `Win_create`; when some member gets none, the real `Win_allocate`.
+///
+/// # Safety
+/// As `MPI_Win_allocate`.
+pub unsafe fn win_allocate(
+    size: ffi::MPI_Aint,
+    unit: c_int,
+    info: ffi::MPI_Info,
+    comm: ffi::MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut ffi::MPI_Win,
+) -> c_int {
+    if size >= 0 && unit > 0 && candidate(comm) {
+        let p = heap::alloc_shared(LINE, size as usize);
+        if all_got(comm, p) {
+            // SAFETY: the caller's out-pointers; memory of `size` bytes.
+            let rc = unsafe { ffi::PMPI_Win_create(p.cast(), size, unit, info, comm, win) };
+            if rc != 0 {
+                // SAFETY: ours, unused.
+                unsafe { heap::free(p) };
+                return rc;
+            }
+            // SAFETY: per the contract; as in `create`.
+            unsafe {
+                put_ptr(baseptr, p);
+                adopt(
+                    *win,
+                    comm,
+                    (p as usize, size as usize, unit as usize),
+                    flavor::ALLOCATE,
+                    p,
+                    None,
+                );
+            }
+            return 0;
+        }
+        if !p.is_null() {
+            // SAFETY: ours, unused.
+            unsafe { heap::free(p) };
+        }
+        stats::RMA_WIN_NO_MEMORY.add(1);
+    }
+    stats::RMA_WIN_REAL.add(1);
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Win_allocate(size, unit, info, comm, baseptr, win) }
+}
+
+/// `MPI_Win_allocate_shared`: one block from member 0's part of the heap,
+/// the members' segments consecutive in rank order (the default
+/// `alloc_shared_noncontig = false` layout), every pointer valid in every
+/// member.
+///
+/// # Safety
+/// As `MPI_Win_allocate_shared`.
+pub unsafe fn win_allocate_shared(
+    size: ffi::MPI_Aint,
+    unit: c_int,
+    info: ffi::MPI_Info,
+    comm: ffi::MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut ffi::MPI_Win,
+) -> c_int {
+    if size >= 0 && unit > 0 && candidate(comm) {
+        if let Some((p, segs, whole)) = shared_segments(size as usize, unit as usize, comm) {
+            let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
+            let mine = segs[me];
+            // SAFETY: the caller's out-pointers; the segment's memory.
+            let rc = unsafe {
+                ffi::PMPI_Win_create(mine.base as *mut c_void, size, unit, info, comm, win)
+            };
+            if rc != 0 {
+                if !whole.is_null() {
+                    // SAFETY: ours, unused.
+                    unsafe { heap::free(whole) };
+                }
+                return rc;
+            }
+            // SAFETY: per the contract; as in `create`.
+            unsafe {
+                put_ptr(baseptr, p);
+                adopt(
+                    *win,
+                    comm,
+                    (mine.base, mine.size, mine.unit),
+                    flavor::SHARED,
+                    whole,
+                    Some(segs),
+                );
+            }
+            return 0;
+        }
+        stats::RMA_WIN_NO_MEMORY.add(1);
+    }
+    stats::RMA_WIN_REAL.add(1);
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Win_allocate_shared(size, unit, info, comm, baseptr, win) }
+}
+
+/// Lays out the segments of a shared window: returns this member's base,
+/// every segment, and the block to free with the window (on member 0),
+/// or `None` on every member when member 0 gets no memory. Collective.
+fn shared_segments(
+    size: usize,
+    unit: usize,
+    comm: ffi::MPI_Comm,
+) -> Option<(*mut u8, Box<[Peer]>, *mut u8)> {
+    let info = crate::comm::lookup(comm)?;
+    let n = info.size as usize;
+    let mine = [size as u64, unit as u64];
+    let mut all = vec![0u64; 2 * n];
+    // SAFETY: two u64 from every member; collective.
+    let rc = unsafe {
+        ffi::PMPI_Allgather(
+            mine.as_ptr().cast(),
+            2,
+            ffi::RSMPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            2,
+            ffi::RSMPI_UINT64_T,
+            comm,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let total: usize = all.chunks(2).map(|c| c[0] as usize).sum();
+    let mut addr: u64 = 0;
+    if info.rank == 0 {
+        addr = heap::alloc_shared(LINE, total) as u64;
+    }
+    // SAFETY: one u64 from member 0; collective.
+    let rc = unsafe {
+        ffi::PMPI_Bcast(
+            (&mut addr as *mut u64).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            0,
+            comm,
+        )
+    };
+    if rc != 0 || addr == 0 {
+        return None;
+    }
+    // SAFETY: a system call without arguments.
+    let pid = unsafe { libc::getpid() };
+    let mut off = 0usize;
+    let segs: Box<[Peer]> = all
+        .chunks(2)
+        .map(|c| {
+            let p = Peer {
+                base: addr as usize + off,
+                size: c[0] as usize,
+                unit: c[1] as usize,
+                pid,
+            };
+            off += c[0] as usize;
+            p
+        })
+        .collect();
+    let me = info.rank as usize;
+    let whole = if me == 0 {
+        addr as *mut u8
+    } else {
+        core::ptr::null_mut()
+    };
+    Some((segs[me].base as *mut u8, segs, whole))
+}
+
+/// `MPI_Win_free`.
+///
+/// # Safety
+/// As `MPI_Win_free`.
+pub unsafe fn free(win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: per the contract, a valid pointer (null is the real call's
+    // error to report).
+    let Some(w) = (!win.is_null())
+        .then(|| unsafe { *win })
+        .and_then(unregister)
+    else {
+        // SAFETY: forwarded unchanged.
+        return unsafe { ffi::PMPI_Win_free(win) };
+    };
+    if let Some(f) = &w.fast {
+        // No member touches another's memory or the block after this.
+        f.barrier();
+    }
+    // SAFETY: forwarded (the real window over the same memory).
+    let rc = unsafe { ffi::PMPI_Win_free(win) };
+    if rc != 0 {
+        // Keep heapmpi's state: the window still exists.
+        // SAFETY: the caller's handle.
+        register(unsafe { *win }, *w);
+        return rc;
+    }
+    let w = *w;
+    if let Some(mut f) = w.fast {
+        if f.me == 0 {
+            // SAFETY: our block; every member passed the barrier above.
+            unsafe { heap::free(f.block) };
+        }
+        // SAFETY: our own group and communicator, no longer used.
+        unsafe {
+            ffi::PMPI_Group_free(&mut f.group);
+            ffi::PMPI_Comm_free(&mut f.comm.0);
+        }
+    }
+    if !w.mem.is_null() {
+        // SAFETY: memory heapmpi allocated for this window (this member's
+        // own, or a shared window's whole block on member 0); every member
+        // is past the barrier.
+        unsafe { heap::free(w.mem) };
+    }
+    0
+}
+
+/// `MPI_Win_attach`: the real window records it too (its queries stay
+/// right); heapmpi needs nothing, since displacements are addresses.
+///
+/// # Safety
+/// As `MPI_Win_attach`.
+pub unsafe fn attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Win_attach(win, base, size) }
+}
+
+/// `MPI_Win_detach`.
+///
+/// # Safety
+/// As `MPI_Win_detach`.
+pub unsafe fn detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Win_detach(win, base) }
+}
+
+/// The flavour values `MPI_Win_get_attr` points to (an attribute value is
+/// a pointer that stays valid).
+static FLAVORS: [c_int; 4] = [
+    flavor::CREATE,
+    flavor::ALLOCATE,
+    flavor::DYNAMIC,
+    flavor::SHARED,
+];
+
+/// `MPI_Win_get_attr`: the flavour the program asked for (the real window
+/// under a heap `Win_allocate` is a `Win_create` one); everything else from
+/// the real window.
+///
+/// # Safety
+/// As `MPI_Win_get_attr`.
+pub unsafe fn get_attr(win: ffi::MPI_Win, key: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    if key == ffi::MPI_WIN_CREATE_FLAVOR as c_int && !val.is_null() && !flag.is_null() {
+        if let Some(w) = lookup(win) {
+            if let Some(f) = FLAVORS.iter().find(|&&f| f == w.flavor) {
+                // SAFETY: per the contract, `val` holds a pointer and `flag`
+                // an int.
+                unsafe {
+                    *(val as *mut *const c_int) = f;
+                    *flag = 1;
+                }
+                return 0;
+            }
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { ffi::PMPI_Win_get_attr(win, key, val, flag) }
+}
+
+/// `MPI_Win_shared_query` on a shared window heapmpi allocated: the
+/// segment of `rank` (or, for `MPI_PROC_NULL`, the first of non-zero size),
+/// valid in every member.
+///
+/// # Safety
+/// As `MPI_Win_shared_query`.
+pub unsafe fn shared_query(
+    win: ffi::MPI_Win,
+    rank: c_int,
+    size: *mut ffi::MPI_Aint,
+    unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
+    let segs = lookup(win).and_then(|w| w.segments.as_deref());
+    if let Some(segs) = segs {
+        let seg = if rank == super::proc_null() {
+            segs.iter().find(|s| s.size > 0).or(segs.first())
+        } else {
+            (rank >= 0).then(|| segs.get(rank as usize)).flatten()
+        };
+        if let (Some(s), false) = (seg, size.is_null() || unit.is_null() || baseptr.is_null()) {
+            // SAFETY: per the contract, the out-pointers are valid.
+            unsafe {
+                *size = s.size as ffi::MPI_Aint;
+                *unit = s.unit as c_int;
+                put_ptr(baseptr, s.base as *mut u8);
+            }
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged (the real MPI raises its error).
+    unsafe { ffi::PMPI_Win_shared_query(win, rank, size, unit, baseptr) }
+}
+
+/// The window's fast state, for the operations.
+#[inline]
+pub fn fast(win: ffi::MPI_Win) -> Option<&'static Fast> {
+    lookup(win).and_then(|w| w.fast.as_ref())
+}
