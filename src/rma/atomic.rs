@@ -63,8 +63,13 @@ struct Plan {
 /// operation not allowed here, a type not built from one predefined type,
 /// a pair heapmpi leaves to the real MPI).
 fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
-    let base = dt::base_type(tdt)?;
-    let l = dt::layout(base)?;
+    let tl = dt::layout(tdt)?;
+    let base = if tl.d.named {
+        tdt
+    } else {
+        dt::base_type(tdt)?
+    };
+    let l = if tl.d.named { tl } else { dt::layout(base)? };
     let class = op::class_of(base);
     let acc = if op == op::replace() {
         Acc::Replace

@@ -599,15 +599,32 @@ pub unsafe fn win_allocate(
             }
             return 0;
         }
-        if !p.is_null() {
+        let mine_failed = p.is_null();
+        if !mine_failed {
             // SAFETY: ours, unused.
             unsafe { heap::free(p) };
         }
-        stats::RMA_WIN_NO_MEMORY.add(1);
+        no_memory(size as usize, mine_failed);
     }
     stats::RMA_WIN_REAL.add(1);
     // SAFETY: forwarded unchanged.
     unsafe { ffi::PMPI_Win_allocate(size, unit, info, comm, baseptr, win) }
+}
+
+/// Counts a window whose memory the heap could not give, and (`say`: on
+/// the member that got none) says so once per process: the window runs on
+/// the real MPI.
+fn no_memory(size: usize, say: bool) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    stats::RMA_WIN_NO_MEMORY.add(1);
+    // Relaxed: only decides who prints.
+    if say && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        crate::eprint_noalloc!(
+            "heapmpi: warning: the shared heap has no room for a window of {} here; \
+             this window (and any other that does not fit) runs on the real MPI",
+            stats::Bytes(size as u64)
+        );
+    }
 }
 
 /// `MPI_Win_allocate_shared`: one block from member 0's part of the heap,
@@ -654,7 +671,8 @@ pub unsafe fn win_allocate_shared(
             }
             return 0;
         }
-        stats::RMA_WIN_NO_MEMORY.add(1);
+        let first = crate::comm::lookup(comm).is_some_and(|i| i.rank == 0);
+        no_memory(size as usize, first);
     }
     stats::RMA_WIN_REAL.add(1);
     // SAFETY: forwarded unchanged.
