@@ -64,11 +64,7 @@ struct Plan {
 /// a pair heapmpi leaves to the real MPI).
 fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
     let tl = dt::layout(tdt)?;
-    let base = if tl.d.named {
-        tdt
-    } else {
-        dt::base_type(tdt)?
-    };
+    let base = if tl.d.named { tdt } else { dt::base_type(tdt)? };
     let l = if tl.d.named { tl } else { dt::layout(base)? };
     let class = op::class_of(base);
     let acc = if op == op::replace() {
@@ -236,13 +232,10 @@ unsafe fn hw_apply(e: Elem, acc: Acc, p: *mut u8, v: *const u8, old: *mut u8) {
     }
 }
 
-/// The offsets (from the buffer address) of `tb`'s elements of `size`
-/// bytes, in type-map order.
+/// The offsets (from the buffer address) of the elements of `size` bytes
+/// of `tb`, a derived datatype, in type-map order.
 fn elem_offsets(tb: &Buf, size: usize) -> Vec<isize> {
     let n = tb.bytes() / size;
-    if tb.d.contig {
-        return (0..n).map(|i| (i * size) as isize).collect();
-    }
     // Element i of the packed stream carries i + 1 in its first 4 bytes
     // (elements handled here have 4 or 8).
     let mut stream = vec![0u8; n * size];
@@ -313,16 +306,26 @@ unsafe fn run(
             full.as_ptr()
         }
     };
-    let mut old = vec![0u8; bytes];
+    // The old values: on the stack for a few elements (fetch-and-op).
+    let mut small = [0u64; 8];
+    let mut big = Vec::new();
+    let old: *mut u8 = if bytes <= 64 {
+        small.as_mut_ptr().cast()
+    } else {
+        big.resize(bytes, 0u8);
+        big.as_mut_ptr()
+    };
     let span = tb.l.span(tb.count);
     let start = (tb.ptr as isize).wrapping_add(span.lo) as *const u8;
     let shared = heap::in_region(start, span.len);
     match pl.hw.filter(|_| shared) {
         Some(e) => {
-            for (i, off) in elem_offsets(&tb, pl.size).into_iter().enumerate() {
+            let offsets = (!tb.d.contig).then(|| elem_offsets(&tb, pl.size));
+            for i in 0..n {
+                let off = offsets.as_ref().map_or((i * pl.size) as isize, |o| o[i]);
                 let p = tb.ptr.wrapping_offset(off);
                 // SAFETY: element `i` of the operands and results.
-                let (v, o) = unsafe { (src.add(i * pl.size), old.as_mut_ptr().add(i * pl.size)) };
+                let (v, o) = unsafe { (src.add(i * pl.size), old.add(i * pl.size)) };
                 if (p as usize) % pl.size == 0 {
                     // SAFETY: an aligned element in the heap, inside the
                     // window (range checked).
@@ -342,12 +345,12 @@ unsafe fn run(
         None => {
             let _g = AccLock::take(f, t);
             // SAFETY: per the contract, under the target's lock.
-            unsafe { soft(pl, &tb, &loc, src, old.as_mut_ptr(), bytes) };
+            unsafe { soft(pl, &tb, &loc, src, old, bytes) };
         }
     }
     if let Some(r) = result {
         // SAFETY: the result buffer holds its elements.
-        unsafe { r.unpack_from(old.as_ptr(), bytes) };
+        unsafe { r.unpack_from(old, bytes) };
     }
     Ok(())
 }
