@@ -15,7 +15,7 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::window::{fast, Fast};
-use super::{proc_null, raise, to_real};
+use super::{outcome, proc_null};
 use crate::dt::{layout, Buf};
 use crate::heap;
 use crate::stats;
@@ -269,15 +269,13 @@ pub unsafe fn put(
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
 ) -> c_int {
-    // SAFETY: the caller's arguments.
-    match unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => {
-            to_real(|| unsafe { ffi::PMPI_Put(oaddr, ocount, odt, t, disp, tcount, tdt, win) })
-        }
-    }
+    // SAFETY: the caller's arguments; the real call gets them unchanged.
+    outcome(
+        unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+        win,
+        core::ptr::null_mut(),
+        || unsafe { ffi::PMPI_Put(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+    )
 }
 
 /// [`put`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
@@ -330,15 +328,13 @@ pub unsafe fn get(
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
 ) -> c_int {
-    // SAFETY: the caller's arguments.
-    match unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => {
-            to_real(|| unsafe { ffi::PMPI_Get(oaddr, ocount, odt, t, disp, tcount, tdt, win) })
-        }
-    }
+    // SAFETY: the caller's arguments; the real call gets them unchanged.
+    outcome(
+        unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+        win,
+        core::ptr::null_mut(),
+        || unsafe { ffi::PMPI_Get(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+    )
 }
 
 /// [`get`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
@@ -394,16 +390,14 @@ pub unsafe fn rput(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
-    // SAFETY: the caller's arguments.
-    match unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
-        // SAFETY: the caller's request pointer.
-        Ok(()) => unsafe { super::completed(req) },
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Rput(oaddr, ocount, odt, t, disp, tcount, tdt, win, req)
-        }),
-    }
+    // SAFETY: the caller's arguments and request pointer; the real call
+    // gets them unchanged.
+    outcome(
+        unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+        win,
+        req,
+        || unsafe { ffi::PMPI_Rput(oaddr, ocount, odt, t, disp, tcount, tdt, win, req) },
+    )
 }
 
 /// `MPI_Rget`.
@@ -422,14 +416,12 @@ pub unsafe fn rget(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
-    // SAFETY: the caller's arguments.
-    match unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) } {
-        // SAFETY: the caller's request pointer.
-        Ok(()) => unsafe { super::completed(req) },
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Rget(oaddr, ocount, odt, t, disp, tcount, tdt, win, req)
-        }),
-    }
+    // SAFETY: the caller's arguments and request pointer; the real call
+    // gets them unchanged.
+    outcome(
+        unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
+        win,
+        req,
+        || unsafe { ffi::PMPI_Rget(oaddr, ocount, odt, t, disp, tcount, tdt, win, req) },
+    )
 }

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use mpi_sys as ffi;
 
 use super::access::{at, begin, load, locate, packed, runs, store, target, Skip};
+use super::outcome;
 use super::window::Fast;
-use super::{raise, to_real};
 use crate::comm::node::wait_until;
 use crate::dt::{self, Buf};
 use crate::heap;
@@ -451,7 +451,7 @@ pub unsafe fn accumulate(
     win: ffi::MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments.
-    match unsafe {
+    let r = unsafe {
         acc_inner(
             Some((oaddr, ocount, odt)),
             None,
@@ -462,14 +462,11 @@ pub unsafe fn accumulate(
             op,
             win,
         )
-    } {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Accumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win)
-        }),
-    }
+    };
+    // SAFETY: the real call gets the caller's arguments unchanged.
+    outcome(r, win, core::ptr::null_mut(), || unsafe {
+        ffi::PMPI_Accumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win)
+    })
 }
 
 /// `MPI_Raccumulate`.
@@ -490,7 +487,7 @@ pub unsafe fn raccumulate(
     req: *mut ffi::MPI_Request,
 ) -> c_int {
     // SAFETY: the caller's arguments.
-    match unsafe {
+    let r = unsafe {
         acc_inner(
             Some((oaddr, ocount, odt)),
             None,
@@ -501,15 +498,11 @@ pub unsafe fn raccumulate(
             op,
             win,
         )
-    } {
-        // SAFETY: the caller's request pointer.
-        Ok(()) => unsafe { super::completed(req) },
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Raccumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win, req)
-        }),
-    }
+    };
+    // SAFETY: the real call gets the caller's arguments unchanged.
+    outcome(r, win, req, || unsafe {
+        ffi::PMPI_Raccumulate(oaddr, ocount, odt, t, disp, tcount, tdt, op, win, req)
+    })
 }
 
 /// `MPI_Get_accumulate`.
@@ -544,16 +537,12 @@ pub unsafe fn get_accumulate(
             win,
         )
     };
-    match r {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Get_accumulate(
-                oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win,
-            )
-        }),
-    }
+    // SAFETY: the caller's arguments; the real call gets them unchanged.
+    outcome(r, win, core::ptr::null_mut(), || unsafe {
+        ffi::PMPI_Get_accumulate(
+            oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win,
+        )
+    })
 }
 
 /// `MPI_Rget_accumulate`.
@@ -589,17 +578,13 @@ pub unsafe fn rget_accumulate(
             win,
         )
     };
-    match r {
-        // SAFETY: the caller's request pointer.
-        Ok(()) => unsafe { super::completed(req) },
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => to_real(|| unsafe {
-            ffi::PMPI_Rget_accumulate(
-                oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win, req,
-            )
-        }),
-    }
+    // SAFETY: the caller's arguments and request pointer; the real call
+    // gets them unchanged.
+    outcome(r, win, req, || unsafe {
+        ffi::PMPI_Rget_accumulate(
+            oaddr, ocount, odt, raddr, rcount, rdt, t, disp, tcount, tdt, op, win, req,
+        )
+    })
 }
 
 /// `MPI_Fetch_and_op`: a get-accumulate of one element.
@@ -616,7 +601,7 @@ pub unsafe fn fetch_and_op(
     win: ffi::MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments.
-    match unsafe {
+    let r = unsafe {
         acc_inner(
             Some((oaddr, 1, dt)),
             Some((raddr, 1, dt)),
@@ -627,14 +612,11 @@ pub unsafe fn fetch_and_op(
             op,
             win,
         )
-    } {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => {
-            to_real(|| unsafe { ffi::PMPI_Fetch_and_op(oaddr, raddr, dt, t, disp, op, win) })
-        }
-    }
+    };
+    // SAFETY: the real call gets the caller's arguments unchanged.
+    outcome(r, win, core::ptr::null_mut(), || unsafe {
+        ffi::PMPI_Fetch_and_op(oaddr, raddr, dt, t, disp, op, win)
+    })
 }
 
 /// `MPI_Compare_and_swap`.
@@ -652,14 +634,11 @@ pub unsafe fn compare_and_swap(
     win: ffi::MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments.
-    match unsafe { cas_inner(oaddr, caddr, raddr, dt, t, disp, win) } {
-        Ok(()) => 0,
-        Err(Some(code)) => raise(win, code),
-        // SAFETY: forwarded unchanged.
-        Err(None) => {
-            to_real(|| unsafe { ffi::PMPI_Compare_and_swap(oaddr, caddr, raddr, dt, t, disp, win) })
-        }
-    }
+    let r = unsafe { cas_inner(oaddr, caddr, raddr, dt, t, disp, win) };
+    // SAFETY: the real call gets the caller's arguments unchanged.
+    outcome(r, win, core::ptr::null_mut(), || unsafe {
+        ffi::PMPI_Compare_and_swap(oaddr, caddr, raddr, dt, t, disp, win)
+    })
 }
 
 /// [`compare_and_swap`]: the same ways as the accumulates (hardware on an

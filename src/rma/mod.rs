@@ -162,6 +162,23 @@ fn to_real(call: impl FnOnce() -> c_int) -> c_int {
     call()
 }
 
+/// Ends an operation heapmpi tried: done (with a completed request in
+/// `*req` when `req` is not null), an error class to raise, or the real
+/// MPI's call (`real`).
+fn outcome(
+    r: Result<(), Option<u32>>,
+    win: ffi::MPI_Win,
+    req: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    match r {
+        // SAFETY: the caller's request out-pointer, or null.
+        Ok(()) => unsafe { completed(req) },
+        Err(Some(code)) => raise(win, code),
+        Err(None) => to_real(real),
+    }
+}
+
 /// `MPI_MODE_*` and `MPI_LOCK_*` of the MPI in use.
 mod mode {
     use mpi_sys as ffi;

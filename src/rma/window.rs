@@ -825,12 +825,26 @@ static FLAVORS: [c_int; 4] = [
 ];
 
 /// `MPI_Win_get_attr`: the flavour the program asked for (the real window
-/// under a heap `Win_allocate` is a `Win_create` one); everything else from
-/// the real window.
+/// under a heap `Win_allocate` is a `Win_create` one) and the base of the
+/// memory heapmpi allocated; everything else from the real window.
 ///
 /// # Safety
 /// As `MPI_Win_get_attr`.
 pub unsafe fn get_attr(win: ffi::MPI_Win, key: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    // The window's memory when heapmpi allocated it: MPICH's real window
+    // (a `Win_create` one) reports a null base for an empty one, its
+    // `Win_allocate` the address it returned.
+    if key == ffi::MPI_WIN_BASE as c_int && !val.is_null() && !flag.is_null() {
+        if let Some(w) = lookup(win).filter(|w| w.flavor == flavor::ALLOCATE && !w.mem.is_null()) {
+            // SAFETY: per the contract, `val` holds a pointer and `flag` an
+            // int.
+            unsafe {
+                put_ptr(val, w.mem);
+                *flag = 1;
+            }
+            return 0;
+        }
+    }
     if key == ffi::MPI_WIN_CREATE_FLAVOR as c_int && !val.is_null() && !flag.is_null() {
         if let Some(w) = lookup(win) {
             if let Some(f) = FLAVORS.iter().find(|&&f| f == w.flavor) {
