@@ -197,6 +197,41 @@ pub fn all_agree(comm: ffi::MPI_Comm, ok: bool) -> bool {
     rc == 0 && all == 1
 }
 
+/// Rank 0's `v` on every member of `comm` (collective: every member calls
+/// it at the same point). False when the broadcast fails.
+pub fn bcast_u64(comm: ffi::MPI_Comm, v: &mut u64) -> bool {
+    // SAFETY: one u64 from rank 0 to every member; per the contract, every
+    // member makes the same call.
+    let rc = unsafe { ffi::PMPI_Bcast((v as *mut u64).cast(), 1, ffi::RSMPI_UINT64_T, 0, comm) };
+    rc == 0
+}
+
+/// Every member's `mine` (all of the same length), in rank order
+/// (collective, like [`bcast_u64`]). `None` when the all-gather fails.
+pub fn allgather_u64(comm: ffi::MPI_Comm, mine: &[u64]) -> Option<Vec<u64>> {
+    let mut size: c_int = 0;
+    // SAFETY: a valid communicator and out-pointer.
+    if unsafe { ffi::PMPI_Comm_size(comm, &mut size) } != 0 {
+        return None;
+    }
+    let k = mine.len();
+    let mut all = vec![0u64; k * size as usize];
+    // SAFETY: `k` u64 from every member into room for all of them; per the
+    // contract, every member makes the same call.
+    let rc = unsafe {
+        ffi::PMPI_Allgather(
+            mine.as_ptr().cast(),
+            k as c_int,
+            ffi::RSMPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            k as c_int,
+            ffi::RSMPI_UINT64_T,
+            comm,
+        )
+    };
+    (rc == 0).then_some(all)
+}
+
 /// Sets the layer up once the shared heap is active on this node (called
 /// on every rank of the node, from `MPI_Init`): the keyval, the datatype
 /// layer, and the infos of `MPI_COMM_WORLD` and `MPI_COMM_SELF`. The

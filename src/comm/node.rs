@@ -223,19 +223,9 @@ impl Node {
         // communicator. Then all members of the communicator agree that
         // every node has one, or none uses any.
         let bcast_comm = span.as_ref().map_or(comm, |s| s.node.0);
-        // SAFETY: one u64 from the node's leader to its members; every
-        // member calls this in the same collective call. The broadcast
-        // orders the zeroing above before any member's use.
-        let rc = unsafe {
-            ffi::PMPI_Bcast(
-                (&mut addr as *mut u64).cast(),
-                1,
-                ffi::RSMPI_UINT64_T,
-                0,
-                bcast_comm,
-            )
-        };
-        let ok = rc == 0 && addr != 0;
+        // The broadcast orders the zeroing above before any member's use.
+        let rc_ok = super::bcast_u64(bcast_comm, &mut addr);
+        let ok = rc_ok && addr != 0;
         let all_ok = match &span {
             None => ok,
             Some(_) => super::all_agree(comm, ok),

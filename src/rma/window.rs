@@ -311,23 +311,7 @@ unsafe fn make_fast(
         &PROBE as *const u8 as u64,
         in_heap as u64,
     ];
-    let mut all = vec![0u64; 6 * n];
-    // SAFETY: 6 u64 from every member; every member calls this in the
-    // same creating call.
-    let rc = unsafe {
-        ffi::PMPI_Allgather(
-            mine.as_ptr().cast(),
-            6,
-            ffi::RSMPI_UINT64_T,
-            all.as_mut_ptr().cast(),
-            6,
-            ffi::RSMPI_UINT64_T,
-            comm,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
+    let all = crate::comm::allgather_u64(comm, &mine)?;
     let rows: Vec<&[u64]> = all.chunks(6).collect();
     // Memory outside the heap (or a dynamic window, whose memory is
     // attached later, anywhere) needs cross-memory attach between all.
@@ -395,20 +379,11 @@ unsafe fn make_fast(
             addr = b as u64;
         }
     }
-    // SAFETY: one u64 from member 0; collective. The broadcast orders the
-    // zeroing before every member's use.
-    let rc = unsafe {
-        ffi::PMPI_Bcast(
-            (&mut addr as *mut u64).cast(),
-            1,
-            ffi::RSMPI_UINT64_T,
-            0,
-            dup,
-        )
-    };
+    // The broadcast orders the zeroing before every member's use.
+    let sent = crate::comm::bcast_u64(dup, &mut addr);
     // Every member sees the same address and the same node state (made
     // collectively), so every member decides alike.
-    if rc != 0 || addr == 0 || (n > 1 && node.is_none()) {
+    if !sent || addr == 0 || (n > 1 && node.is_none()) {
         if me == 0 && addr != 0 {
             // SAFETY: our block, which no member uses.
             unsafe { heap::free(addr as *mut u8) };
@@ -688,40 +663,15 @@ fn shared_segments(
     comm: ffi::MPI_Comm,
 ) -> Option<(*mut u8, Box<[Peer]>, *mut u8)> {
     let info = crate::comm::lookup(comm)?;
-    let n = info.size as usize;
     let mine = [size as u64, unit as u64];
-    let mut all = vec![0u64; 2 * n];
-    // SAFETY: two u64 from every member; collective.
-    let rc = unsafe {
-        ffi::PMPI_Allgather(
-            mine.as_ptr().cast(),
-            2,
-            ffi::RSMPI_UINT64_T,
-            all.as_mut_ptr().cast(),
-            2,
-            ffi::RSMPI_UINT64_T,
-            comm,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
+    let all = crate::comm::allgather_u64(comm, &mine)?;
     let total: usize = all.chunks(2).map(|c| c[0] as usize).sum();
     let mut addr: u64 = 0;
     if info.rank == 0 {
         addr = heap::alloc_shared(LINE, total) as u64;
     }
-    // SAFETY: one u64 from member 0; collective.
-    let rc = unsafe {
-        ffi::PMPI_Bcast(
-            (&mut addr as *mut u64).cast(),
-            1,
-            ffi::RSMPI_UINT64_T,
-            0,
-            comm,
-        )
-    };
-    if rc != 0 || addr == 0 {
+    let sent = crate::comm::bcast_u64(comm, &mut addr);
+    if !sent || addr == 0 {
         return None;
     }
     // SAFETY: a system call without arguments.

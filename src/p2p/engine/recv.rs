@@ -427,30 +427,15 @@ impl Engine {
                 tmp.as_mut_ptr()
             }
         };
-        let mut done = 0usize;
-        while done < n {
-            let local = libc::iovec {
-                iov_base: dst.wrapping_add(done).cast(),
-                iov_len: n - done,
-            };
-            let remote = libc::iovec {
-                iov_base: (data as *mut u8).wrapping_add(done).cast(),
-                iov_len: n - done,
-            };
-            // SAFETY: one local iovec into our receive buffer (room for n)
-            // and one remote iovec in the sender, which keeps the buffer
-            // until the header is back.
-            let r = unsafe { libc::process_vm_readv(h.pid, &local, 1, &remote, 1, 0) };
-            if r <= 0 {
-                crate::eprint_noalloc!(
-                    "heapmpi: error: cannot read a message from process {} (process_vm_readv: \
-                     errno {}); shared heap exhausted and cross-memory attach refused",
-                    h.pid,
-                    crate::sys::errno()
-                );
-                break;
-            }
-            done += r as usize;
+        // SAFETY: `dst` has room for `n` bytes (the receive buffer, `later`
+        // or `tmp`); the sender keeps its buffer until the header is back.
+        if !unsafe { crate::sys::cma::read(h.pid, data as usize, dst, n) } {
+            crate::eprint_noalloc!(
+                "heapmpi: error: cannot read a message from process {} (process_vm_readv: \
+                 errno {}); shared heap exhausted and cross-memory attach refused",
+                h.pid,
+                crate::sys::errno()
+            );
         }
         if unpack {
             // SAFETY: `tmp` holds `n` bytes.
