@@ -55,16 +55,32 @@ pub(super) struct Loc {
     pub pid: i32,
 }
 
-/// Locates `count` elements of target layout `l` at displacement `disp` of
-/// member `t`'s window, or the error class of a range outside it.
-pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Result<Loc, u32> {
+/// How an operation ends without running: `Ok(())` nothing to do
+/// (success), `Err(None)` the real MPI's call, `Err(Some(class))` an error
+/// to raise.
+pub(super) type Stop = Result<(), Option<u32>>;
+
+/// Locates target buffer `tb` at displacement `disp` of member `t`'s
+/// window. A negative displacement goes to the real MPI, which refuses it
+/// with `MPI_ERR_DISP` before anything else (both MPIs). A range past the
+/// window is refused with `MPI_ERR_RMA_RANGE` under Open MPI; stock MPICH
+/// does not check it and reads or writes past the window, which heapmpi
+/// does not: it reports success and leaves all memory alone.
+pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Result<Loc, Stop> {
+    if disp < 0 && !f.dynamic {
+        return Err(Err(None));
+    }
     let p = &f.peers[t];
     let span = tb.l.span(tb.count);
     let off = (disp as i128) * p.unit as i128;
     let lo = off + span.lo as i128;
     let hi = lo + span.len as i128;
     if !f.dynamic && span.len > 0 && (lo < 0 || hi > p.size as i128) {
-        return Err(ffi::MPI_ERR_RMA_RANGE);
+        return Err(if cfg!(heapmpi_mpich) {
+            Ok(())
+        } else {
+            Err(Some(ffi::MPI_ERR_RMA_RANGE))
+        });
     }
     let addr = (p.base as i128 + off) as usize;
     let start = (addr as isize).wrapping_add(span.lo) as usize;
@@ -297,7 +313,10 @@ unsafe fn put_inner(
     };
     let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
     let tb = target(tcount, tdt).ok_or(None)?;
-    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let loc = match locate(f, t, disp, &tb) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
     let tb = at(&tb, &loc);
     let n = o.bytes().min(tb.bytes());
     let mut tmp = Vec::new();
@@ -356,7 +375,10 @@ unsafe fn get_inner(
     };
     let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
     let tb = target(tcount, tdt).ok_or(None)?;
-    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let loc = match locate(f, t, disp, &tb) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
     let tb = at(&tb, &loc);
     let n = o.bytes().min(tb.bytes());
     // SAFETY: as in `put_inner`, the other way.

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use mpi_sys as ffi;
 
-use super::access::{at, begin, load, locate, packed, runs, store, target, Skip};
+use super::access::{at, begin, load, locate, packed, runs, store, target, Skip, Stop};
 use super::outcome;
 use super::window::Fast;
 use crate::comm::node::wait_until;
@@ -279,8 +279,11 @@ unsafe fn run(
     pl: &Plan,
     origin: Option<&Buf>,
     result: Option<&Buf>,
-) -> Result<(), u32> {
-    let loc = locate(f, t, disp, tb)?;
+) -> Stop {
+    let loc = match locate(f, t, disp, tb) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
     let tb = at(tb, &loc);
     let n = tb.bytes() / pl.size.max(1);
     let bytes = n * pl.size;
@@ -428,7 +431,7 @@ unsafe fn acc_inner(
     };
     let tb = target(tcount, tdt).ok_or(None)?;
     // SAFETY: the caller's buffers.
-    unsafe { run(f, t, disp, &tb, &pl, o.as_ref(), r.as_ref()) }.map_err(Some)?;
+    unsafe { run(f, t, disp, &tb, &pl, o.as_ref(), r.as_ref()) }?;
     stats::RMA_ACCS.add(1);
     stats::RMA_OPS_HEAP.add(1);
     Ok(())
@@ -669,7 +672,10 @@ unsafe fn cas_inner(
     }
     let tb = target(1, dt).ok_or(None)?;
     let size = tb.d.size;
-    let loc = locate(f, t, disp, &tb).map_err(Some)?;
+    let loc = match locate(f, t, disp, &tb) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
     let tb = at(&tb, &loc);
     let (o, c, r) = (oaddr as *const u8, caddr as *const u8, raddr as *mut u8);
     let hw = class.1.filter(|e| {

@@ -293,7 +293,14 @@ pub unsafe fn lock(kind: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -
         return to_real(|| unsafe { ffi::PMPI_Win_lock(kind, rank, assert, win) });
     };
     let mut ep = epochs(f);
-    if ep.locks[t].is_some() || ep.lock_all.is_some() || ep.start.is_some() || ep.exposed {
+    // A fence epoch is open until a fence says MPI_MODE_NOSUCCEED: both
+    // MPIs refuse a lock inside it.
+    if ep.locks[t].is_some()
+        || ep.lock_all.is_some()
+        || ep.start.is_some()
+        || ep.exposed
+        || ep.fence
+    {
         return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
     let exclusive = kind == mode::EXCLUSIVE;
@@ -335,6 +342,8 @@ pub unsafe fn unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
 }
 
 /// `MPI_Win_lock_all`: a shared lock on every target, taken in rank order.
+/// Inside a lock epoch, stock Open MPI accepts it (and MPICH refuses it):
+/// the targets already locked are then left as they are.
 ///
 /// # Safety
 /// As `MPI_Win_lock_all`.
@@ -344,16 +353,20 @@ pub unsafe fn lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
         return to_real(|| unsafe { ffi::PMPI_Win_lock_all(assert, win) });
     };
     let mut ep = epochs(f);
-    if ep.lock_all.is_some() || ep.n_locked > 0 || ep.start.is_some() || ep.exposed {
+    let in_lock = ep.n_locked > 0 && !cfg!(heapmpi_openmpi);
+    if ep.lock_all.is_some() || in_lock || ep.start.is_some() || ep.exposed || ep.fence {
         return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
     let nocheck = assert & mode::NOCHECK != 0;
-    if !nocheck {
-        for t in 0..f.n {
+    let taken: Box<[bool]> = (0..f.n)
+        .map(|t| !nocheck && ep.locks[t].is_none())
+        .collect();
+    for t in 0..f.n {
+        if taken[t] {
             acquire(f, t, false);
         }
     }
-    ep.lock_all = Some(nocheck);
+    ep.lock_all = Some(taken);
     ran()
 }
 
@@ -363,14 +376,15 @@ pub unsafe fn lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
 /// As `MPI_Win_unlock_all`.
 pub unsafe fn unlock_all(win: ffi::MPI_Win) -> c_int {
     let held = fast(win).and_then(|f| Some((f, epochs(f).lock_all.take()?)));
-    let Some((f, nocheck)) = held else {
+    let Some((f, taken)) = held else {
         // SAFETY: forwarded unchanged (not locked: the real MPI raises).
         return to_real(|| unsafe { ffi::PMPI_Win_unlock_all(win) });
     };
-    if nocheck {
-        mem_fence(Ordering::SeqCst);
-    } else {
-        for t in 0..f.n {
+    // Our accesses are complete at their targets before unlock returns
+    // (for the targets locked here, by the Release in `release`).
+    mem_fence(Ordering::SeqCst);
+    for (t, &took) in taken.iter().enumerate() {
+        if took {
             release(f, t, false);
         }
     }

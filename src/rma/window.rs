@@ -89,8 +89,9 @@ pub struct Epochs {
     pub consumed: Box<[u64]>,
     /// Per origin: posts this member made to it.
     pub posted: Box<[u64]>,
-    /// `MPI_Win_lock_all` is in force (`Some(nocheck)`).
-    pub lock_all: Option<bool>,
+    /// `MPI_Win_lock_all` is in force: `Some(the targets whose lock word
+    /// it took)` (none with `MPI_MODE_NOCHECK`, nor those locked already).
+    pub lock_all: Option<Box<[bool]>>,
     /// Per target: the lock held on it (`Some((exclusive, nocheck))`).
     pub locks: Box<[Option<(bool, bool)>]>,
     /// Targets locked one by one.
