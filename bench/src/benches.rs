@@ -1,12 +1,12 @@
 //! The benchmark registry: which C program runs a benchmark, how its output
 //! columns map to metrics, and how they are shown.
 //!
-//! Adding a benchmark (the one-sided ones of later issues: put/get latency
-//! and bandwidth) is one entry here plus its C program in `bench/c/` (listed
-//! in [`PROGRAMS`]), printing `size value [value2 ...]` lines. A benchmark
-//! without a message size (barrier) prints size 0. The collectives are one
-//! program run per launch (`osu_coll all`): one column per collective, each
-//! a metric of the `coll` / `coll4` benchmark.
+//! Adding a benchmark is one entry here plus its C program in `bench/c/`
+//! (listed in [`PROGRAMS`]), printing `size value [value2 ...]` lines. A
+//! benchmark without a message size (barrier) prints size 0. The collectives
+//! are one program run per launch (`osu_coll all`): one column per
+//! collective, each a metric of the `coll` / `coll4` benchmark; the one-sided
+//! operations likewise (`osu_rma all`: the metrics of `rma` / `rma_create`).
 
 /// What a metric's plot overlays from the machine limits.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -100,6 +100,13 @@ pub enum Sizes {
     /// ([`COLL_FEW_SIZES`]); validation checks [`COLL_FEW_CHECK_SIZES`] and
     /// their ±1 neighbours
     CollFew,
+    /// one-sided: 1 B to 1 MiB doubling and a few sizes off the powers of two
+    /// ([`rma_sizes`]; `--quick`: [`RMA_QUICK_SIZES`]); validation adds every
+    /// size's ±1 neighbours
+    Rma,
+    /// one-sided, second window kind: a few sizes ([`RMA_FEW_SIZES`]), all
+    /// of them in `--quick` too; validation adds their ±1 neighbours
+    RmaFew,
 }
 
 /// Sizes off the powers of two that the collectives also run.
@@ -123,6 +130,25 @@ pub const COLL_FEW_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
 /// Collective sizes at more ranks than cores (validation; with ±1): both
 /// sides of the inline limit (4 KiB) and of the fold chunk (32 KiB).
 pub const COLL_FEW_CHECK_SIZES: &[u64] = &[8, 1000, 4096, 32768, 65536, 1 << 20];
+
+/// Sizes off the powers of two that the one-sided benchmark also runs.
+pub const RMA_ODD_SIZES: &[u64] = &[3, 100, 1000, 5000, 100_000];
+
+/// One-sided sizes: 1 B ..= 1 MiB doubling plus [`RMA_ODD_SIZES`], sorted.
+pub fn rma_sizes() -> Vec<u64> {
+    let mut v: Vec<u64> = (0..=20).map(|k| 1u64 << k).collect();
+    v.extend_from_slice(RMA_ODD_SIZES);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// One-sided sizes of `--quick`.
+pub const RMA_QUICK_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
+
+/// Sizes of the second window kind (`rma_create`), quick or not: 8 B (the
+/// figures of the issue), both sides of 4 KiB, and large ones.
+pub const RMA_FEW_SIZES: &[u64] = &[8, 1000, 4096, 65536, 1 << 20];
 
 /// NetPIPE-style sizes: 2^k - 3, 2^k, 2^k + 3 for 2^k in 1 B ..= 64 KiB
 /// (those >= 1).
@@ -150,6 +176,18 @@ impl Bench {
     /// compared with the faster stock MPI too.
     pub fn is_coll(&self) -> bool {
         matches!(self.sizes, Sizes::Coll | Sizes::CollFew)
+    }
+
+    /// A one-sided benchmark (`osu_rma`): one metric per operation,
+    /// compared with the better stock MPI too.
+    pub fn is_rma(&self) -> bool {
+        matches!(self.sizes, Sizes::Rma | Sizes::RmaFew)
+    }
+
+    /// Reported as one table per metric with every MPI side by side
+    /// (stock, heapmpi, heapmpi / its stock, heapmpi / the better stock).
+    pub fn side_by_side(&self) -> bool {
+        self.is_coll() || self.is_rma()
     }
 }
 
@@ -217,6 +255,60 @@ pub const COLL_METRICS: &[Metric] = &[
     coll("alltoall", "alltoall", 6),
     coll("gather", "gather", 7),
     coll("scatter", "scatter", 8),
+];
+
+/// One-sided latency: column k of `osu_rma all`'s output, us per
+/// iteration on the origin.
+const fn rma_lat(key: &'static str, title: &'static str, column: usize) -> Metric {
+    Metric {
+        key,
+        title,
+        unit: "us",
+        column,
+        scale: 1.0,
+        higher_is_better: false,
+        kind: Kind::Latency,
+    }
+}
+
+/// One-sided bandwidth: column k of `osu_rma all`'s output, MB/s -> GB/s.
+const fn rma_bw(key: &'static str, title: &'static str, column: usize) -> Metric {
+    Metric {
+        key,
+        title,
+        unit: "GB/s",
+        column,
+        scale: 1e-3,
+        higher_is_better: true,
+        kind: Kind::Bandwidth,
+    }
+}
+
+/// The operations of `osu_rma all`, in its column order. fence, fop and cas
+/// have no message size (size 0 in the output and the tables).
+pub const RMA_METRICS: &[Metric] = &[
+    Metric {
+        kind: Kind::Coll,
+        ..rma_lat("fence", "fence alone", 0)
+    },
+    rma_lat("put_fence", "fence + put + fence", 1),
+    rma_lat("get_fence", "fence + get + fence", 2),
+    rma_lat("put_lock", "lock(exclusive) + put + unlock", 3),
+    rma_lat("get_lock", "lock(exclusive) + get + unlock", 4),
+    rma_lat("put_flush", "put + flush (in lock_all)", 5),
+    rma_lat("get_flush", "get + flush (in lock_all)", 6),
+    rma_lat("acc_lock", "lock(exclusive) + accumulate + unlock", 7),
+    rma_lat("acc_flush", "accumulate + flush (in lock_all)", 8),
+    Metric {
+        kind: Kind::Coll,
+        ..rma_lat("fop", "fetch_and_op int64 + flush", 9)
+    },
+    Metric {
+        kind: Kind::Coll,
+        ..rma_lat("cas", "compare_and_swap int64 + flush", 10)
+    },
+    rma_bw("put_bw", "put bandwidth, 64 puts per flush", 11),
+    rma_bw("get_bw", "get bandwidth, 64 gets per flush", 12),
 ];
 
 pub const BENCHES: &[Bench] = &[
@@ -359,6 +451,30 @@ pub const BENCHES: &[Bench] = &[
         metrics: COLL_METRICS,
     },
     Bench {
+        name: "rma",
+        what: "one-sided, window from MPI_Win_allocate, rank 0 -> rank 1: fence alone; put/get in fence epochs, lock/unlock, flush; accumulate; fetch_and_op; compare_and_swap (us); put/get bandwidth, 64 per flush (osu_put_latency, osu_get_latency, osu_acc_latency, osu_fop_latency, osu_cas_latency, osu_put_bw, osu_get_bw)",
+        program: "osu_rma",
+        mode_args: &["all"],
+        min_size: 1,
+        style: Style::Osu,
+        sizes: Sizes::Rma,
+        ranks: 2,
+        iters: Iters::Osu,
+        metrics: RMA_METRICS,
+    },
+    Bench {
+        name: "rma_create",
+        what: "the one-sided operations on a window from MPI_Alloc_mem + MPI_Win_create, a few sizes",
+        program: "osu_rma",
+        mode_args: &["all", "-W", "create"],
+        min_size: 1,
+        style: Style::Osu,
+        sizes: Sizes::RmaFew,
+        ranks: 2,
+        iters: Iters::Osu,
+        metrics: RMA_METRICS,
+    },
+    Bench {
         name: "malloc",
         what: "malloc/free throughput of rank 0 after MPI_Init: shared heap vs glibc",
         program: "malloc_bench",
@@ -392,7 +508,13 @@ pub const BENCHES: &[Bench] = &[
 ];
 
 /// C programs built per MPI with mpicc.<mpi>.
-pub const PROGRAMS: &[&str] = &["osu_p2p", "osu_coll", "malloc_bench", "random_update"];
+pub const PROGRAMS: &[&str] = &[
+    "osu_p2p",
+    "osu_coll",
+    "osu_rma",
+    "malloc_bench",
+    "random_update",
+];
 
 pub fn find(name: &str) -> Option<&'static Bench> {
     BENCHES.iter().find(|b| b.name == name)
@@ -422,5 +544,22 @@ mod tests {
         for (i, m) in COLL_METRICS.iter().enumerate() {
             assert_eq!(m.column, i);
         }
+    }
+
+    #[test]
+    fn rma() {
+        let v = rma_sizes();
+        assert_eq!(v.len(), 26);
+        assert_eq!(&v[..4], &[1, 2, 3, 4]);
+        assert_eq!(*v.last().unwrap(), 1 << 20);
+        assert!(v.contains(&100_000) && v.contains(&5000));
+        for name in ["rma", "rma_create"] {
+            let b = find(name).unwrap();
+            assert!(b.is_rma() && b.side_by_side() && !b.is_coll());
+        }
+        for (i, m) in RMA_METRICS.iter().enumerate() {
+            assert_eq!(m.column, i);
+        }
+        assert!(find("coll").unwrap().side_by_side() && !find("bw").unwrap().side_by_side());
     }
 }

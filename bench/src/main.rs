@@ -631,21 +631,38 @@ fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
                     "-O".into(),
                 ]);
             }
+            Sizes::Rma => {
+                a.extend([
+                    "-s".into(),
+                    list(within(&benches::rma_sizes())),
+                    "-O".into(),
+                ]);
+            }
+            Sizes::RmaFew => {
+                a.extend([
+                    "-s".into(),
+                    list(within(benches::RMA_FEW_SIZES)),
+                    "-O".into(),
+                ]);
+            }
             _ => {
                 // every size of the range plus its odd neighbours
                 let lo = opts.size_min.max(b.min_size);
                 a.extend(["-m".into(), format!("{lo}:{}", opts.size_max), "-O".into()]);
             }
         }
-        // few iterations
-        a.extend(["-c".into(), "-f".into(), "0.01".into()]);
+        // few iterations; one-sided fewer still (40 at small sizes, 4 above
+        // 8 KiB: every iteration fills, reads back and checks its own slot,
+        // and the target checks every slot and guard byte afterwards)
+        let f = if b.is_rma() { "0.004" } else { "0.01" };
+        a.extend(["-c".into(), "-f".into(), f.into()]);
         if let Iters::Fixed { .. } = b.iters {
             // oversubscribed: every call may wait for a time slice
             a.extend(["-i".into(), "4".into(), "-x".into(), "1".into()]);
         }
-        if b.is_coll() {
-            // rank 0 names each collective and size on stderr before it
-            // runs: a hang shows where in the log
+        if b.side_by_side() {
+            // rank 0 names each collective (operation) and size on stderr
+            // before it runs: a hang shows where in the log
             a.push("-v".into());
         }
         return a;
@@ -895,6 +912,18 @@ mod tests {
         assert_eq!(a[..3], ["all", "-s", "8,1000,65536,1048576"]);
         let c = program_args(&o, coll, true);
         assert!(c.contains(&"-O".to_string()) && c[2].starts_with("3,4,8,16,"));
+        let rma = benches::find("rma").unwrap();
+        assert_eq!(
+            program_args(&o, rma, false)[..3],
+            ["all", "-s", "8,1000,65536,1048576"]
+        );
+        let c = program_args(&o, rma, true);
+        assert!(c[2].starts_with("1,2,3,4,8,") && c.contains(&"0.004".to_string()));
+        let a = program_args(&o, benches::find("rma_create").unwrap(), false);
+        assert_eq!(
+            a[..5],
+            ["all", "-W", "create", "-s", "8,1000,4096,65536,1048576"]
+        );
         let coll4 = benches::find("coll4").unwrap();
         let a = program_args(&Opts::parse(&[]).unwrap(), coll4, false);
         assert_eq!(a[3..], ["-i", "20", "-x", "2"]);

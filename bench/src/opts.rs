@@ -13,19 +13,20 @@ and reports the median of the repetitions with the spread.
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
                     random_update, random_update4, random_update8,
-                    coll, coll4, malloc; groups: p2p (the first four),
-                    sweep, random, collectives (coll, coll4), all
+                    coll, coll4, rma, rma_create, malloc; groups: p2p (the
+                    first four), sweep, random, collectives (coll, coll4),
+                    onesided (rma, rma_create), all
   --mpi LIST        openmpi, mpich (default: every MPI whose mpicc is installed)
   --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
                     (default 0:4M; bandwidth benchmarks start at 1; the
-                    collectives keep their sizes within MIN:MAX)
+                    collectives and one-sided keep their sizes within MIN:MAX)
   --reps N          repetitions of every stock/heapmpi pair (default 5)
   --iter-scale F    multiply the OSU iteration and warm-up counts (default 1)
   --mbw-ranks N     ranks for mbw_mr (default 2 = one pair; more ranks than
                     cores runs oversubscribed and unbound)
-  --quick           smoke test: 7 sizes (collectives 4), 1 repetition,
-                    iterations x0.05, short LAMMPS run, fewer limit trials;
-                    no timing claims
+  --quick           smoke test: 7 sizes (collectives, one-sided 4-5),
+                    1 repetition, iterations x0.05, short LAMMPS run, fewer
+                    limit trials; no timing claims
   --check           first run every benchmark in validation mode (-c: every
                     received byte checked) stock and heapmpi, plus mbw_mr at
                     4 ranks and the collectives at 3 and 4 ranks; exit 1 on
@@ -146,6 +147,7 @@ impl Opts {
                             "sweep" => vec!["lat_sweep", "bw_sweep"],
                             "random" => vec!["random_update", "random_update4", "random_update8"],
                             "collectives" | "colls" => vec!["coll", "coll4"],
+                            "onesided" | "one-sided" => vec!["rma", "rma_create"],
                             other => vec![other],
                         };
                         for n in names {
@@ -265,8 +267,8 @@ impl Opts {
     }
 
     /// Message sizes for a benchmark (the sweeps and fixed lists ignore
-    /// `--sizes` and `--quick`; the collectives keep theirs within
-    /// `--sizes` and have their own `--quick` list).
+    /// `--sizes` and `--quick`; the collectives and one-sided keep theirs
+    /// within `--sizes` and have their own `--quick` lists).
     pub fn sizes_for(&self, b: &Bench) -> Vec<u64> {
         let within = |v: &[u64]| -> Vec<u64> {
             v.iter()
@@ -280,6 +282,9 @@ impl Opts {
             Sizes::Coll if self.quick => return within(benches::COLL_QUICK_SIZES),
             Sizes::Coll => return within(&benches::coll_sizes()),
             Sizes::CollFew => return within(benches::COLL_FEW_SIZES),
+            Sizes::Rma if self.quick => return within(benches::RMA_QUICK_SIZES),
+            Sizes::Rma => return within(&benches::rma_sizes()),
+            Sizes::RmaFew => return within(benches::RMA_FEW_SIZES),
             Sizes::Doubling => {}
         }
         let mut v: Vec<u64> = match &self.size_list {
@@ -338,5 +343,15 @@ mod tests {
         assert_eq!(c.sizes_for(coll)[0], 1024);
         assert_eq!(*c.sizes_for(coll).last().unwrap(), 65536);
         assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
+        let rma = benches::find("rma").unwrap();
+        assert_eq!(o.sizes_for(rma).len(), 26);
+        assert_eq!(q.sizes_for(rma), vec![8, 1000, 65536, 1 << 20]);
+        let r = Opts::parse(&["--bench=onesided".into(), "--sizes=1K:64K".into()]).unwrap();
+        assert_eq!(r.benches.len(), 2);
+        assert_eq!(r.sizes_for(rma)[0], 1024);
+        assert_eq!(
+            r.sizes_for(benches::find("rma_create").unwrap()),
+            vec![4096, 65536]
+        );
     }
 }

@@ -309,6 +309,12 @@ fn draw<DB: DrawingBackend>(
             "alltoall" => "message size [bytes] per pair of ranks",
             _ => "message size [bytes]",
         }
+    } else if b.is_rma() {
+        if m.key.starts_with("acc") {
+            "message size [bytes] (size/8 doubles, MPI_SUM)"
+        } else {
+            "message size [bytes]"
+        }
     } else if b.name == "malloc" {
         "block size [bytes]"
     } else if b.style == crate::benches::Style::Batches {
@@ -483,6 +489,11 @@ fn draw<DB: DrawingBackend>(
     if b.is_coll() {
         lines.push("us per call: each rank's average,".into());
         lines.push("max over the ranks (OSU)".into());
+        lines.push(String::new());
+    }
+    if b.is_rma() {
+        lines.push("rank 0 -> rank 1, timed on rank 0".into());
+        lines.push(format!("window: {}", crate::report::rma_window(b)));
         lines.push(String::new());
     }
     if b.name == "malloc" {

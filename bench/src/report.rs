@@ -1,6 +1,6 @@
 //! Tables (stdout and report.txt) and CSV files.
 
-use crate::benches::{Bench, Metric};
+use crate::benches::{Bench, Kind, Metric};
 use crate::opts::Opts;
 use crate::runner::{mpi_title, Variant};
 use crate::stats::Summary;
@@ -240,9 +240,10 @@ pub fn stock_best<'a>(
     best
 }
 
-/// One table per collective with every MPI side by side: stock, heapmpi,
-/// heapmpi / the same MPI's stock, heapmpi / the faster stock.
-fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metric, legend: bool) {
+/// One table per collective (one-sided operation) with every MPI side by
+/// side: stock, heapmpi, heapmpi / the same MPI's stock, heapmpi / the
+/// better stock.
+fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metric, legend: bool) {
     let mpis: Vec<&String> = opts.mpis.iter().collect();
     let st: Vec<BTreeMap<u64, Summary>> = mpis
         .iter()
@@ -279,7 +280,17 @@ fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         oversubscribed_note(ranks),
         runs
     );
-    if legend {
+    if legend && b.is_rma() {
+        let _ = writeln!(
+            out,
+            "   (rank 0 -> rank 1; us per iteration on rank 0, lower is better; put_bw/get_bw in GB/s,\n    \
+             higher is better; h/st = heapmpi / the same MPI's stock; h/best = heapmpi / the better\n    \
+             stock of the run at that size; * = heapmpi more than 10% worse than its stock; spread =\n    \
+             largest (max-min)/median of the series; size - = no message size (fence alone, and\n    \
+             fop/cas on one int64); accumulate: size/8 doubles, MPI_SUM; window: {})",
+            rma_window(b)
+        );
+    } else if legend {
         let _ = writeln!(
             out,
             "   (us per call, each rank's average, max over the ranks; lower is better;\n    \
@@ -288,6 +299,14 @@ fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
              (max-min)/median of the series; reductions: size/8 doubles, MPI_SUM)"
         );
     }
+    // heapmpi / its stock beyond which a point is marked: 10% worse
+    let worse = |r: f64| {
+        if m.higher_is_better {
+            r < 1.0 / 1.10
+        } else {
+            r > 1.10
+        }
+    };
     let short = |mpi: &str| match mpi {
         "openmpi" => "OMPI",
         "mpich" => "MPICH",
@@ -339,10 +358,10 @@ fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
                 (Some(a), Some(h)) if a.median > 0.0 => {
                     let r = h.median / a.median;
                     compared += 1;
-                    if r > 1.10 {
+                    if worse(r) {
                         over.push((size, mpi_title(mpi), r));
                     }
-                    format!("{}{}", fmt_ratio(r), if r > 1.10 { "*" } else { " " })
+                    format!("{}{}", fmt_ratio(r), if worse(r) { "*" } else { " " })
                 }
                 _ => "- ".into(),
             };
@@ -371,17 +390,26 @@ fn coll_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         if over.is_empty() {
             let _ = writeln!(
                 out,
-                "   heapmpi within 10% of its stock or faster at all {compared} points"
+                "   heapmpi within 10% of its stock or better at all {compared} points"
             );
         } else {
-            over.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap());
+            // worst first
+            over.sort_by(|a, b| {
+                let bad = |r: f64| if m.higher_is_better { 1.0 / r } else { r };
+                bad(b.2).partial_cmp(&bad(a.2)).unwrap()
+            });
             let _ = writeln!(
                 out,
-                "   heapmpi more than 10% slower than its stock at {} of {compared} points: {}",
+                "   heapmpi more than 10% worse than its stock at {} of {compared} points: {}",
                 over.len(),
                 over.iter()
                     .take(6)
-                    .map(|(s, mpi, r)| format!("{} {mpi} {r:.2}", fmt_size(*s)))
+                    .map(|(s, mpi, r)| if *s == 0 {
+                        // no message size (barrier, fence, fop, cas)
+                        format!("{mpi} {r:.2}")
+                    } else {
+                        format!("{} {mpi} {r:.2}", fmt_size(*s))
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             );
@@ -563,6 +591,152 @@ fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
     );
 }
 
+/// The window kind of a one-sided benchmark, for headings.
+pub fn rma_window(b: &Bench) -> &'static str {
+    if b.mode_args.contains(&"create") {
+        "MPI_Alloc_mem + MPI_Win_create"
+    } else {
+        "MPI_Win_allocate"
+    }
+}
+
+/// One-core memcpy bandwidth at exactly `size` (GB/s), from the limits.
+pub fn memcpy_1core(res: &Results, size: u64) -> Option<f64> {
+    res.limits
+        .as_ref()?
+        .memcpy
+        .iter()
+        .find(|x| x.0 == size && x.1 > 0.0)
+        .map(|x| x.1)
+}
+
+/// One-sided figures per window kind (those of the issue: fence alone,
+/// fence + put/get 8 B + fence, lock + put 8 B + unlock; then the other
+/// operations at 8 B and 1 MiB), every MPI side by side with heapmpi / its
+/// stock and heapmpi / the better stock, and 1 MiB put/get bandwidth as a
+/// fraction of one-core memcpy.
+fn rma_summary(out: &mut String, res: &Results, opts: &Opts) {
+    let benches: Vec<&Bench> = opts
+        .benches
+        .iter()
+        .copied()
+        .filter(|b| b.is_rma())
+        .collect();
+    if benches.is_empty() {
+        return;
+    }
+    // (metric key, size, label)
+    let points: &[(&str, u64, &str)] = &[
+        ("fence", 0, "fence alone [us]"),
+        ("put_fence", 8, "fence + put 8 B + fence [us]"),
+        ("get_fence", 8, "fence + get 8 B + fence [us]"),
+        ("put_lock", 8, "lock + put 8 B + unlock [us]"),
+        ("get_lock", 8, "lock + get 8 B + unlock [us]"),
+        ("put_flush", 8, "put 8 B + flush [us]"),
+        ("get_flush", 8, "get 8 B + flush [us]"),
+        ("acc_lock", 8, "lock + acc 8 B + unlock [us]"),
+        ("acc_flush", 8, "accumulate 8 B + flush [us]"),
+        ("fop", 0, "fetch_and_op + flush [us]"),
+        ("cas", 0, "compare_and_swap + flush [us]"),
+        ("put_flush", 1 << 20, "put 1 MiB + flush [us]"),
+        ("get_flush", 1 << 20, "get 1 MiB + flush [us]"),
+        ("put_bw", 1 << 20, "put bandwidth 1 MiB [GB/s]"),
+        ("get_bw", 1 << 20, "get bandwidth 1 MiB [GB/s]"),
+    ];
+    let _ = writeln!(
+        out,
+        "\n== one-sided (medians; rank 0 -> rank 1, 2 ranks; h/st = heapmpi / its stock, h/best =\n   \
+         heapmpi / the better stock; times: < 1 = heapmpi faster; bandwidth: > 1 = heapmpi faster)"
+    );
+    let mut h1 = format!("{:<32}", "");
+    let mut h2 = format!("{:<32}", "");
+    for mpi in &opts.mpis {
+        let _ = write!(h1, "{:^34}  ", mpi_title(mpi));
+        let _ = write!(
+            h2,
+            "{:>9} {:>9} {:>6} {:>6}  ",
+            "stock", "heapmpi", "h/st", "h/best"
+        );
+    }
+    let _ = writeln!(out, "{}", h1.trim_end());
+    let _ = writeln!(out, "{}", h2.trim_end());
+    for b in benches {
+        let _ = writeln!(out, "  window: {} ({})", rma_window(b), b.name);
+        for (key, size, label) in points {
+            let Some(m) = b.metrics.iter().find(|m| m.key == *key) else {
+                continue;
+            };
+            let best = stock_best(res, opts, b, m, *size);
+            let mut line = format!("{label:<32}");
+            let mut any = false;
+            for mpi in &opts.mpis {
+                let st = series(res, b, m, mpi, Variant::Stock).get(size).copied();
+                let hp = series(res, b, m, mpi, Variant::Heapmpi).get(size).copied();
+                any |= st.is_some() || hp.is_some();
+                let r = |x: Option<f64>| x.map_or("-".into(), fmt_ratio);
+                let _ = write!(
+                    line,
+                    "{:>9} {:>9} {:>6} {:>6}  ",
+                    st.map_or("-".into(), |x| fmt_val(x.median)),
+                    hp.map_or("-".into(), |x| fmt_val(x.median)),
+                    r(st.zip(hp)
+                        .filter(|(a, _)| a.median > 0.0)
+                        .map(|(a, h)| h.median / a.median)),
+                    r(best.zip(hp).map(|((bv, _), h)| h.median / bv)),
+                );
+            }
+            if any {
+                let _ = writeln!(out, "{}", line.trim_end());
+            }
+        }
+        // 1 MiB bandwidth against one memcpy on one core
+        let size = 1u64 << 20;
+        if let Some(mc) = memcpy_1core(res, size) {
+            for key in ["put_bw", "get_bw"] {
+                let Some(m) = b.metrics.iter().find(|m| m.key == key) else {
+                    continue;
+                };
+                let mut line = format!("{:<32}", format!("{} 1 MiB / memcpy 1 core", &key[..3]));
+                let mut any = false;
+                for mpi in &opts.mpis {
+                    let f =
+                        |v: Variant| series(res, b, m, mpi, v).get(&size).map(|x| x.median / mc);
+                    let (st, hp) = (f(Variant::Stock), f(Variant::Heapmpi));
+                    any |= st.is_some() || hp.is_some();
+                    let _ = write!(
+                        line,
+                        "{:>9} {:>9} {:>6} {:>6}  ",
+                        st.map_or("-".into(), |x| format!("{x:.2}")),
+                        hp.map_or("-".into(), |x| format!("{x:.2}")),
+                        "",
+                        ""
+                    );
+                }
+                if any {
+                    let _ = writeln!(out, "{}", line.trim_end());
+                }
+            }
+        }
+    }
+    match memcpy_1core(res, 1 << 20) {
+        Some(mc) => {
+            let _ = writeln!(
+                out,
+                "  (memcpy of 1 MiB on one core, hot cache: {} GB/s; a one-copy put or get cannot\n   \
+                 beat it. Timings never set the exit status.)",
+                fmt_val(mc)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  (no memcpy limit measured (--no-limits): no fraction of memcpy. Timings never set\n   \
+                 the exit status.)"
+            );
+        }
+    }
+}
+
 /// Headline numbers: a few (benchmark, size) points per MPI.
 fn headline(out: &mut String, res: &Results, opts: &Opts) {
     let points: &[(&str, usize, u64, &str)] = &[
@@ -593,6 +767,12 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
         ("coll4", 0, 0, "4 ranks: barrier [us]"),
         ("coll4", 4, 8, "4 ranks: allreduce 8 B [us]"),
         ("coll4", 4, 1 << 20, "4 ranks: allreduce 1M [us]"),
+        ("rma", 0, 0, "rma: fence alone [us]"),
+        ("rma", 1, 8, "rma: put 8 B, fences [us]"),
+        ("rma", 3, 8, "rma: put 8 B, lock [us]"),
+        ("rma", 5, 8, "rma: put 8 B, flush [us]"),
+        ("rma", 11, 1 << 20, "rma: put bw 1 MiB [GB/s]"),
+        ("rma", 12, 1 << 20, "rma: get bw 1 MiB [GB/s]"),
     ];
     let mut rows = vec![];
     for (bn, mi, size, label) in points {
@@ -672,12 +852,13 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
 
     headline(&mut out, res, opts);
     coll_targets(&mut out, res, opts);
+    rma_summary(&mut out, res, opts);
 
     for b in &opts.benches {
         for m in b.metrics {
-            if b.is_coll() {
+            if b.side_by_side() {
                 let first = std::ptr::eq(m, &b.metrics[0]);
-                coll_table(&mut out, res, opts, b, m, first);
+                side_table(&mut out, res, opts, b, m, first);
                 continue;
             }
             for mpi in &opts.mpis {
@@ -884,6 +1065,39 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
         }
     }
     fs::write(out.join("summary.csv"), sum)?;
+
+    // one-sided bandwidth against one-core memcpy at the same size
+    let mut rows = String::new();
+    for b in opts.benches.iter().filter(|b| b.is_rma()) {
+        for m in b.metrics.iter().filter(|m| m.kind == Kind::Bandwidth) {
+            for mpi in &opts.mpis {
+                for v in [Variant::Stock, Variant::Heapmpi] {
+                    for (size, x) in series(res, b, m, mpi, v) {
+                        if let Some(mc) = memcpy_1core(res, size) {
+                            let _ = writeln!(
+                                rows,
+                                "{},{},{},{},{},{},{},{}",
+                                b.name,
+                                metric_name(m),
+                                mpi,
+                                v.name(),
+                                size,
+                                x.median,
+                                mc,
+                                x.median / mc
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !rows.is_empty() {
+        fs::write(
+            out.join("rma_memcpy.csv"),
+            format!("bench,metric,mpi,variant,size,median_gbs,memcpy_1core_gbs,fraction\n{rows}"),
+        )?;
+    }
 
     if let Some(l) = &res.limits {
         let mut s = String::from("limit,size,value,unit\n");
