@@ -1,0 +1,252 @@
+//! One-sided (RMA) conformance: the C programs `tests/c/rma_*.c` under real
+//! `mpirun`, compared with the stock MPI.
+//!
+//! heapmpi runs the windows of node-local communicators over its shared
+//! heap (`src/rma/`: puts, gets and accumulates as loads and stores,
+//! fences by counters, passive-target locks by atomics in the heap), and
+//! hands the others to the real MPI. Either way the results must be the
+//! stock MPI's. Each program prints only what MPI makes deterministic
+//! (checksums of window memory after each synchronisation, fetched values
+//! where no other origin races, error classes; see the header of each
+//! program) and exits non-zero when one of its own checks fails. For every
+//! program, every available MPI flavour and every configuration (1 rank;
+//! 2 ranks; 4 ranks; 4 ranks in pretend nodes of 2 with
+//! `HEAPMPI_TEST_NODE_SIZE=2`, which makes ranks {0,1} and {2,3} two nodes,
+//! so windows on `MPI_COMM_WORLD` span nodes and go to the real MPI while
+//! windows on a node's pair of ranks can stay on the heap; 2 ranks in
+//! pretend nodes of 1, where every window goes to the real MPI), the test:
+//!
+//! 1. runs the program under the stock MPI (no heapmpi; the pretend-node
+//!    variable is set there too, for symmetry): it must pass, or the
+//!    program itself is wrong and the configuration is not compared;
+//! 2. runs it under heapmpi both ways in (`LD_PRELOAD` and `--wrap`): it must
+//!    pass and its stdout must be byte-identical to the stock run's. In the
+//!    2-rank configuration the heapmpi runs have `HEAPMPI_STATS=1`: every
+//!    rank must report an active shared heap, windows over the heap
+//!    (`rma: windows heap=N` with N > 0: every program makes windows on
+//!    `MPI_COMM_WORLD`, which is node-local there), and no message header or
+//!    request left at `MPI_Finalize`.
+//!
+//! One more test runs `rma_basic` at 2 ranks with `HEAPMPI_RMA=0` (every
+//! window to the real MPI: `rma: windows heap=0` on every rank) and with
+//! `HEAPMPI_HEAP_SIZE=2M` (the large windows' memory, from `malloc` and
+//! `MPI_Alloc_mem`, comes from outside the heap; the small ones still fit).
+//!
+//! The stock MPIs have bugs here, which the programs work around (each
+//! program's header says how): stock Open MPI 4.1.4 cannot create a window
+//! with `Win_create` or `Win_create_dynamic` on one process, crashes in
+//! 8-byte `Compare_and_swap` on `Win_allocate` windows (and on `Win_create`
+//! windows when the target is the caller), ignores `MPI_LAND`/`LOR`/`LXOR`
+//! in accumulates on `Win_create` windows and fetches garbage in
+//! `Get_accumulate` with non-contiguous datatypes there.
+//!
+//! The 4-rank runs are oversubscribed on a 2-core machine, where stock MPICH
+//! takes milliseconds per fence and passive-target synchronisation; the
+//! programs therefore run fewer cases at 4 ranks than at 1 and 2.
+//!
+//! One test per program, so cargo runs them in parallel (two at a time on
+//! two cores). Run: `cargo test --release --test rma` (builds the library
+//! first through `wrappers/heapmpi-build`; `HEAPMPI_TEST_NO_BUILD=1` to use
+//! the existing one). For manual runs of a program: `P2P_SECTION_TIMES=1`
+//! prints per-section times on stderr, `RMA_TRACE=1` (rma_basic,
+//! rma_errors) every phase or call before it is made.
+
+mod common;
+
+use common::*;
+
+/// One configuration of the matrix.
+struct Config {
+    nranks: usize,
+    /// Set on the stock and the heapmpi runs.
+    env: &'static [(&'static str, &'static str)],
+    /// The heapmpi runs also get HEAPMPI_STATS=1 and must report an active
+    /// heap and windows over it on every rank.
+    stats: bool,
+}
+
+const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
+
+/// Every rank a node of its own: heapmpi has no peer to share a heap
+/// with, and every window goes to the real MPI.
+const NODES_OF_ONE: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "1")];
+
+const CONFIGS: [Config; 5] = [
+    Config {
+        nranks: 1,
+        env: &[],
+        stats: false,
+    },
+    Config {
+        nranks: 2,
+        env: &[],
+        stats: true,
+    },
+    Config {
+        nranks: 4,
+        env: &[],
+        stats: false,
+    },
+    Config {
+        nranks: 4,
+        env: &PRETEND_NODES,
+        stats: false,
+    },
+    Config {
+        nranks: 2,
+        env: &NODES_OF_ONE,
+        stats: false,
+    },
+];
+
+/// The `rma: windows heap=N` of every rank's report line, in order.
+fn rma_windows_on_heap(o: &Output) -> Result<Vec<u64>, String> {
+    const KEY: &str = "rma: windows heap=";
+    status_lines(&o.stderr)
+        .iter()
+        .map(|s| {
+            let i = s
+                .line
+                .find(KEY)
+                .ok_or_else(|| format!("no `{KEY}<n>` on the report line: {}", s.line))?;
+            let digits: String = s.line[i + KEY.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            digits
+                .parse::<u64>()
+                .map_err(|_| format!("`{KEY}` is not followed by a number: {}", s.line))
+        })
+        .collect()
+}
+
+/// Every one of the `n` ranks' reports says it made windows over the
+/// shared heap (`rma: windows heap=N`, N > 0).
+fn check_rma_on_heap(o: &Output, n: usize) -> Result<(), String> {
+    let v = rma_windows_on_heap(o)?;
+    if v.len() != n || v.contains(&0) {
+        return Err(format!(
+            "rma: windows heap= on the ranks' reports: {v:?}; expected {n} values, all > 0 \
+             (the program's windows on MPI_COMM_WORLD are node-local here)"
+        ));
+    }
+    Ok(())
+}
+
+/// Every one of the `n` ranks' reports says no window went over the heap.
+fn check_rma_not_on_heap(o: &Output, n: usize) -> Result<(), String> {
+    let v = rma_windows_on_heap(o)?;
+    if v.len() != n || v.iter().any(|&x| x != 0) {
+        return Err(format!(
+            "rma: windows heap= on the ranks' reports: {v:?}; expected {n} values, all 0 \
+             (HEAPMPI_RMA=0 sends every window to the real MPI)"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one program over the whole matrix; `verdict` is the word of its
+/// "rank N: <verdict> ok" lines.
+fn conformance(test: &str, program: &str, verdict: &str) {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for cfg in &CONFIGS {
+            let n = cfg.nranks;
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
+            if cfg.stats {
+                env.extend_from_slice(&STATS);
+            }
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if cfg.stats {
+                        check_status_lines(o, n, HeapState::Active)?;
+                        check_rma_on_heap(o, n)?;
+                        check_nothing_left(o)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}
+
+/// Every RMA call (Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+/// Compare_and_swap, the request-based ones), every window flavour
+/// (Win_create over MPI_Alloc_mem, malloc, global and stack memory,
+/// Win_allocate, Win_allocate_shared with loads and stores through
+/// Win_shared_query, Win_create_dynamic with attach and detach), every
+/// synchronisation (fence with asserts, PSCW in rings, pairs and a star,
+/// locks, Lock_all, flushes, Win_sync), derived datatypes, sizes from 0 B to
+/// 4 MiB, every predefined operation on 12 types, disp units, windows of
+/// size 0, attributes, names, info, error handlers.
+#[test]
+fn rma_basic() {
+    conformance("rma_basic", "rma_basic", "rma");
+}
+
+/// Erroneous RMA calls under MPI_ERRORS_RETURN (no epoch, wrong epoch,
+/// invalid ranks, displacements, counts, datatypes and operations, lock and
+/// PSCW misuse, the wrong window flavour): the stock MPI's error classes,
+/// then correct epochs on the same windows.
+#[test]
+fn rma_errors_return() {
+    conformance("rma_errors_return", "rma_errors", "errors");
+}
+
+/// Atomicity of concurrent accumulates and read-modify-writes from every
+/// rank (`tests/c/rma_atomic.c`).
+#[test]
+fn rma_atomic() {
+    conformance("rma_atomic", "rma_atomic", "atomic");
+}
+
+/// A global-arrays-style workload over passive-target RMA
+/// (`tests/c/rma_ga.c`).
+#[test]
+fn rma_ga() {
+    conformance("rma_ga", "rma_ga", "ga");
+}
+
+/// `rma_basic` at 2 ranks (LD_PRELOAD) with `HEAPMPI_RMA=0`, where every
+/// window goes to the real MPI (`rma: windows heap=0` on every rank), and
+/// with `HEAPMPI_HEAP_SIZE=2M`, where the large buffers of `malloc` and
+/// `MPI_Alloc_mem` (1 and 4 MiB windows, the 1 MiB dynamic region) come
+/// from outside the heap while the small windows still fit in it
+/// (`rma: windows heap=N`, N > 0). Stdout must equal the stock run's.
+#[test]
+fn rma_basic_without_rma_and_with_a_small_heap() {
+    let test = "rma_basic_without_rma_and_with_a_small_heap";
+    let (program, verdict, n) = ("rma_basic", "rma", 2);
+    let no_rma = [("HEAPMPI_RMA", "0"), ("HEAPMPI_STATS", "1")];
+    let small_heap = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        let stock_case = Case::new(program, f, Mode::Stock, n);
+        let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+            continue;
+        };
+        fl.run(Case::new(program, f, Mode::Preload, n).env(&no_rma), |o| {
+            check_same_as_stock(o, &stock)?;
+            check_status_lines(o, n, HeapState::Active)?;
+            check_rma_not_on_heap(o, n)?;
+            check_nothing_left(o)
+        });
+        fl.run(
+            Case::new(program, f, Mode::Preload, n).env(&small_heap),
+            |o| {
+                check_same_as_stock(o, &stock)?;
+                check_status_lines(o, n, HeapState::Active)?;
+                check_rma_on_heap(o, n)?;
+                check_nothing_left(o)
+            },
+        );
+    }
+    fl.finish(test);
+}
