@@ -96,7 +96,7 @@ const CONFIGS: [Config; 5] = [
 /// Every one of the `n` ranks' reports says it ran collectives over the
 /// shared heap (`coll: heap=N`, N > 0).
 fn check_coll_on_heap(o: &Output, n: usize) -> Result<(), String> {
-    let v = stats_numbers(&o.stderr, "heap")?;
+    let v = stats_part(&o.stderr, "coll: heap=")?;
     if v.len() != n || v.contains(&0) {
         return Err(format!(
             "coll: heap= on the ranks' reports: {v:?}; expected {n} values, all > 0 \

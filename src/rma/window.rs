@@ -416,6 +416,59 @@ unsafe fn make_fast(
     })
 }
 
+/// Runs `create`, a real window creation over `comm`, with the machine's
+/// other real window creations of this job kept out (Open MPI only).
+///
+/// Open MPI 4.1's `osc/rdma` names the shared segment of a window's state
+/// after the communicator's context id (`window_<cid>.<node>` in the job's
+/// session directory), created by the node's first member, attached by the
+/// others, unlinked inside the creation. Two windows made at the same time
+/// on disjoint communicators with the same context id (pairs split from one
+/// communicator) take the same name: one member attaches to the other
+/// window's segment or finds none (`open(2)` ENOENT, `MPI_ERR_WIN`). Stock
+/// Open MPI fails so with `Win_create` on pairs (7 of 8 runs of 40
+/// creations at 4 ranks), and heapmpi makes a real `Win_create` under every
+/// window, `Win_allocate_shared` included. Rank 0 of `comm` holds an
+/// `flock` on a file in the job's session directory (removed with it at the
+/// end of the job) for the creation, which returns on rank 0 only after
+/// every member attached and the segment was unlinked.
+fn serialized(comm: ffi::MPI_Comm, create: impl FnOnce() -> c_int) -> c_int {
+    let _lock = if cfg!(heapmpi_openmpi) {
+        creation_lock(comm)
+    } else {
+        None
+    };
+    create()
+}
+
+/// The creation lock of [`serialized`] on rank 0 of `comm` (released when
+/// the file is closed), or `None`.
+fn creation_lock(comm: ffi::MPI_Comm) -> Option<std::fs::File> {
+    let mut rank: c_int = -1;
+    // SAFETY: a communicator handle from the caller and a valid out-pointer
+    // (an invalid handle gives an error, and no lock).
+    if unsafe { ffi::PMPI_Comm_rank(comm, &mut rank) } != 0 || rank != 0 {
+        return None;
+    }
+    let dir = std::env::var_os("OMPI_MCA_orte_jobfam_session_dir")?;
+    let path = std::path::Path::new(&dir).join("heapmpi-window.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: a descriptor we own; blocks until no other process of the
+    // job holds the lock.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        if crate::sys::errno() != libc::EINTR {
+            return None;
+        }
+    }
+    Some(f)
+}
+
 /// Whether every member of `comm` got `p` non-null (collective).
 fn all_got(comm: ffi::MPI_Comm, p: *mut u8) -> bool {
     crate::comm::all_agree(comm, !p.is_null())
@@ -486,7 +539,9 @@ pub unsafe fn create(
     win: *mut ffi::MPI_Win,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let rc = unsafe { ffi::PMPI_Win_create(base, size, unit, info, comm, win) };
+    let rc = serialized(comm, || unsafe {
+        ffi::PMPI_Win_create(base, size, unit, info, comm, win)
+    });
     if rc == 0 {
         // SAFETY: the creation succeeded on this member, and so on every
         // member (a failed creation is fatal or raised everywhere alike).
@@ -514,7 +569,9 @@ pub unsafe fn create_dynamic(
     win: *mut ffi::MPI_Win,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    let rc = unsafe { ffi::PMPI_Win_create_dynamic(info, comm, win) };
+    let rc = serialized(comm, || unsafe {
+        ffi::PMPI_Win_create_dynamic(info, comm, win)
+    });
     if rc == 0 {
         // SAFETY: as in `create`.
         unsafe {
@@ -555,7 +612,9 @@ pub unsafe fn win_allocate(
         let p = heap::alloc_shared(LINE, size as usize);
         if all_got(comm, p) {
             // SAFETY: the caller's out-pointers; memory of `size` bytes.
-            let rc = unsafe { ffi::PMPI_Win_create(p.cast(), size, unit, info, comm, win) };
+            let rc = serialized(comm, || unsafe {
+                ffi::PMPI_Win_create(p.cast(), size, unit, info, comm, win)
+            });
             if rc != 0 {
                 // SAFETY: ours, unused.
                 unsafe { heap::free(p) };
@@ -584,7 +643,9 @@ pub unsafe fn win_allocate(
     }
     stats::RMA_WIN_REAL.add(1);
     // SAFETY: forwarded unchanged.
-    unsafe { ffi::PMPI_Win_allocate(size, unit, info, comm, baseptr, win) }
+    serialized(comm, || unsafe {
+        ffi::PMPI_Win_allocate(size, unit, info, comm, baseptr, win)
+    })
 }
 
 /// Counts a window whose memory the heap could not give, and (`say`: on
@@ -623,9 +684,9 @@ pub unsafe fn win_allocate_shared(
             let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
             let mine = segs[me];
             // SAFETY: the caller's out-pointers; the segment's memory.
-            let rc = unsafe {
+            let rc = serialized(comm, || unsafe {
                 ffi::PMPI_Win_create(mine.base as *mut c_void, size, unit, info, comm, win)
-            };
+            });
             if rc != 0 {
                 if !whole.is_null() {
                     // SAFETY: ours, unused.
@@ -652,7 +713,9 @@ pub unsafe fn win_allocate_shared(
     }
     stats::RMA_WIN_REAL.add(1);
     // SAFETY: forwarded unchanged.
-    unsafe { ffi::PMPI_Win_allocate_shared(size, unit, info, comm, baseptr, win) }
+    serialized(comm, || unsafe {
+        ffi::PMPI_Win_allocate_shared(size, unit, info, comm, baseptr, win)
+    })
 }
 
 /// Lays out the segments of a shared window: returns this member's base,

@@ -1189,6 +1189,28 @@ pub fn stats_values(stderr: &str, key: &str) -> Vec<String> {
     out
 }
 
+/// The number after `key` (a part of a report line with its prefix, such
+/// as `coll: heap=`) on every rank's report line, in order; an error when a
+/// line lacks it. For keys that appear in more than one part of the line.
+pub fn stats_part(stderr: &str, key: &str) -> Result<Vec<u64>, String> {
+    status_lines(stderr)
+        .iter()
+        .map(|s| {
+            let i = s
+                .line
+                .find(key)
+                .ok_or_else(|| format!("no `{key}<n>` on the report line: {}", s.line))?;
+            let digits: String = s.line[i + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            digits
+                .parse::<u64>()
+                .map_err(|_| format!("`{key}` is not followed by a number: {}", s.line))
+        })
+        .collect()
+}
+
 /// Numeric values of `key=<n>` on heapmpi report lines.
 pub fn stats_numbers(stderr: &str, key: &str) -> Result<Vec<u64>, String> {
     stats_values(stderr, key)
