@@ -38,6 +38,7 @@
 
 mod access;
 mod atomic;
+mod create;
 mod sync;
 pub mod window;
 
@@ -55,14 +56,12 @@ pub use access::{get, put, rget, rput};
 pub use atomic::{
     accumulate, compare_and_swap, fetch_and_op, get_accumulate, raccumulate, rget_accumulate,
 };
+pub use create::{alloc_mem, create, create_dynamic, free_mem, win_allocate, win_allocate_shared};
 pub use sync::{
     fence, flush, flush_all, flush_local, flush_local_all, lock, lock_all, post,
     start as win_start, test, unlock, unlock_all, wait, win_complete, win_sync,
 };
-pub use window::{
-    alloc_mem, attach, create, create_dynamic, detach, free, free_mem, get_attr, shared_query,
-    win_allocate, win_allocate_shared, Win,
-};
+pub use window::{attach, detach, free, get_attr, shared_query, Win};
 
 /// Whether heapmpi runs one-sided communication (agreed by all ranks at
 /// init). Written once at init, before any communication: Relaxed.
