@@ -250,3 +250,34 @@ fn rma_basic_without_rma_and_with_a_small_heap() {
     }
     fl.finish(test);
 }
+
+/// One-sided communication through the Fortran bindings with `use mpi`
+/// (`tests/f/rma_fortran.f90`, the body in `rma_fortran_body.inc`):
+/// Win_allocate, Win_allocate_shared with Win_shared_query, Win_create over
+/// MPI_Alloc_mem memory and over a Fortran array, Win_create_dynamic; fence,
+/// PSCW (Win_wait and a Win_test loop), locks, Lock_all, flushes, Win_sync;
+/// Put, Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and
+/// the R forms; the window flavours through Win_get_attr. Under Open MPI
+/// heapmpi's own bindings (`src/fortran/rma.rs`) serve every call, under
+/// MPICH the C functions (and heapmpi's Win_get_attr); at 2 ranks the
+/// windows must run on the heap (`rma: windows heap=N`, N > 0).
+#[test]
+fn rma_fortran_use_mpi() {
+    conformance("rma_fortran_use_mpi", "rma_fortran", "fortran");
+}
+
+/// The same program with `include 'mpif.h'` (`tests/f/rma_mpif.f90`).
+#[test]
+fn rma_fortran_mpif_h() {
+    conformance("rma_fortran_mpif_h", "rma_mpif", "fortran");
+}
+
+/// Its `use mpi_f08` twin (`tests/f/rma_f08.f90`): typed handles, every
+/// base a TYPE(C_PTR). Under MPICH its allocation, free, Win_shared_query,
+/// Win_get_attr and synchronisation procedures are heapmpi's own
+/// (`mpi_win_fence_f08_`, ...: MPICH's call `PMPI_*`), so fences and locks
+/// of a heap window run in heapmpi.
+#[test]
+fn rma_fortran_use_mpi_f08() {
+    conformance("rma_fortran_use_mpi_f08", "rma_f08", "fortran");
+}

@@ -9,6 +9,8 @@
 //! - `mpi_x_f08_`, with `__wrap_` twins, for the procedures of MPICH's
 //!   `use mpi_f08` that call `PMPI_*` (marked `f08` below): heapmpi's own
 //!   for MPICH, a forward to Open MPI's (which call `ompi_x_f`);
+//! - a few one-sided bindings heapmpi serves itself under both MPIs
+//!   ([`rma_own`]);
 //! - `mpi_init_f08_`, `mpi_init_thread_f08_`, `mpi_finalize_f08_`: the
 //!   MPI's own, with heapmpi's start-up after and shut-down before.
 
@@ -176,6 +178,86 @@ pub mod coll {
         fn reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn scan(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn exscan(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
+    }
+}
+
+/// The one-sided bindings (see [`crate::fortran::rma`]).
+pub mod rma {
+    use super::*;
+    use mpi_sys::MPI_Aint as Aint;
+
+    // The modules of `crate::fortran` that serve the `mpif.h` and the
+    // `mpi_f08` names here.
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::rma::own as mpif;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::rma::own as f08_impl;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::rma::real as mpif;
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::rma::real_f08 as f08_impl;
+
+    fortran_exports! {
+        fn alloc_mem(size: *const Aint, inf: *const Fint, baseptr: *mut c_void, ierr: *mut Fint) f08;
+        fn free_mem(base: *mut c_void, ierr: *mut Fint);
+        fn win_create(base: *mut c_void, size: *const Aint, unit: *const Fint, inf: *const Fint, c: *const Fint, w: *mut Fint, ierr: *mut Fint);
+        fn win_allocate(size: *const Aint, unit: *const Fint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint) f08;
+        fn win_allocate_shared(size: *const Aint, unit: *const Fint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint) f08;
+        fn win_create_dynamic(inf: *const Fint, c: *const Fint, w: *mut Fint, ierr: *mut Fint) f08;
+        fn win_attach(w: *const Fint, base: *mut c_void, size: *const Aint, ierr: *mut Fint);
+        fn win_detach(w: *const Fint, base: *const c_void, ierr: *mut Fint);
+        fn win_free(w: *mut Fint, ierr: *mut Fint) f08;
+        fn win_shared_query(w: *const Fint, rank: *const Fint, size: *mut Aint, unit: *mut Fint, baseptr: *mut c_void, ierr: *mut Fint) f08;
+        fn put(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, w: *const Fint, ierr: *mut Fint);
+        fn get(oaddr: *mut c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, w: *const Fint, ierr: *mut Fint);
+        fn rput(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, w: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn rget(oaddr: *mut c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, w: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn accumulate(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, o: *const Fint, w: *const Fint, ierr: *mut Fint);
+        fn raccumulate(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, o: *const Fint, w: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn get_accumulate(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, raddr: *mut c_void, rcount: *const Fint, rdt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, o: *const Fint, w: *const Fint, ierr: *mut Fint);
+        fn rget_accumulate(oaddr: *const c_void, ocount: *const Fint, odt: *const Fint, raddr: *mut c_void, rcount: *const Fint, rdt: *const Fint, rank: *const Fint, disp: *const Aint, tcount: *const Fint, tdt: *const Fint, o: *const Fint, w: *const Fint, req: *mut Fint, ierr: *mut Fint);
+        fn fetch_and_op(oaddr: *const c_void, raddr: *mut c_void, dt: *const Fint, rank: *const Fint, disp: *const Aint, o: *const Fint, w: *const Fint, ierr: *mut Fint);
+        fn compare_and_swap(oaddr: *const c_void, caddr: *const c_void, raddr: *mut c_void, dt: *const Fint, rank: *const Fint, disp: *const Aint, w: *const Fint, ierr: *mut Fint);
+        fn win_fence(assert: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_post(grp: *const Fint, assert: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_start(grp: *const Fint, assert: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_complete(w: *const Fint, ierr: *mut Fint) f08;
+        fn win_wait(w: *const Fint, ierr: *mut Fint) f08;
+        fn win_test(w: *const Fint, flag: *mut Fint, ierr: *mut Fint) f08;
+        fn win_lock(kind: *const Fint, rank: *const Fint, assert: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_unlock(rank: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_lock_all(assert: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_unlock_all(w: *const Fint, ierr: *mut Fint) f08;
+        fn win_flush(rank: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_flush_local(rank: *const Fint, w: *const Fint, ierr: *mut Fint) f08;
+        fn win_flush_all(w: *const Fint, ierr: *mut Fint) f08;
+        fn win_flush_local_all(w: *const Fint, ierr: *mut Fint) f08;
+        fn win_sync(w: *const Fint, ierr: *mut Fint) f08;
+    }
+}
+
+/// The one-sided bindings heapmpi serves itself under both MPIs:
+/// `MPI_Win_get_attr` (MPICH's own reads the attribute inside MPICH,
+/// where a heap `Win_allocate` window has the real window's `Win_create`
+/// flavour) and the `TYPE(C_PTR)` specifics of Open MPI's `use mpi`
+/// (`mpi_win_allocate_cptr_`, ...; MPICH has none to forward to, and
+/// heapmpi's own serves its handles too).
+pub mod rma_own {
+    use super::*;
+    use mpi_sys::MPI_Aint as Aint;
+
+    use crate::fortran::rma::own as mpif;
+    #[cfg(heapmpi_mpich)]
+    use crate::fortran::rma::own as f08_impl;
+    #[cfg(not(heapmpi_mpich))]
+    use crate::fortran::rma::real_f08 as f08_impl;
+
+    fortran_exports! {
+        fn win_get_attr(w: *const Fint, key: *const Fint, val: *mut Aint, flag: *mut Fint, ierr: *mut Fint) f08;
+        fn alloc_mem_cptr(size: *const Aint, inf: *const Fint, baseptr: *mut c_void, ierr: *mut Fint);
+        fn win_allocate_cptr(size: *const Aint, unit: *const Fint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint);
+        fn win_allocate_shared_cptr(size: *const Aint, unit: *const Fint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint);
+        fn win_shared_query_cptr(w: *const Fint, rank: *const Fint, size: *mut Aint, unit: *mut Fint, baseptr: *mut c_void, ierr: *mut Fint);
     }
 }
 

@@ -209,6 +209,36 @@ pub unsafe fn info(f: *const Fint) -> ffi::MPI_Info {
     return ffi::MPI_Info(unsafe { *f });
 }
 
+/// The C window of a Fortran one.
+///
+/// # Safety
+/// As [`comm`].
+pub unsafe fn win(f: *const Fint) -> ffi::MPI_Win {
+    #[cfg(not(heapmpi_mpich))]
+    // SAFETY: per the contract.
+    return unsafe { ffi::PMPI_Win_f2c(*f) };
+    #[cfg(heapmpi_mpich)]
+    // SAFETY: per the contract.
+    return ffi::MPI_Win(unsafe { *f });
+}
+
+/// Stores a C window in a Fortran one.
+///
+/// # Safety
+/// `out` points at a writable `INTEGER`.
+pub unsafe fn set_win(out: *mut Fint, c: ffi::MPI_Win) {
+    #[cfg(not(heapmpi_mpich))]
+    // SAFETY: per the contract.
+    unsafe {
+        *out = ffi::PMPI_Win_c2f(c)
+    };
+    #[cfg(heapmpi_mpich)]
+    // SAFETY: per the contract.
+    unsafe {
+        *out = c.0
+    };
+}
+
 /// Stores a C communicator in a Fortran one.
 ///
 /// # Safety

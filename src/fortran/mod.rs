@@ -15,13 +15,15 @@
 //!   `PMPI_*_f2c`, `MPI_BOTTOM` and `MPI_STATUS(ES)_IGNORE` by the address
 //!   of their common block, 1-based indices) and calls the same heapmpi
 //!   entry point as the C call, which serves it or hands it to the real
-//!   MPI.
+//!   MPI. One-sided calls likewise ([`rma`]).
 //! - **MPICH**: its `mpif.h`/`use mpi` bindings call the C `MPI_*`; heapmpi's
 //!   definitions of them forward to MPICH's (module `real`). Its `use mpi_f08`
 //!   procedures call `MPI_*` for sends and receives but `PMPI_*` for
 //!   waits, tests, starts, probes, request and communicator calls: heapmpi
 //!   defines those (`mpi_wait_f08_`, ...) itself (module `own`, with MPICH's
-//!   `mpi_f08` sentinels; its handles are the Fortran integers).
+//!   `mpi_f08` sentinels; its handles are the Fortran integers). So too
+//!   the window synchronisation and allocation of `use mpi_f08`, and
+//!   `MPI_Win_get_attr` of every form ([`rma`]).
 //! - `MPI_Init` and `MPI_Finalize` call the MPI's own binding (it does
 //!   Fortran set-up), with heapmpi's start-up after and shut-down before.
 //!
@@ -143,6 +145,7 @@ unsafe fn set_ierr(ierr: *mut Fint, rc: c_int) {
 pub mod coll;
 mod conv;
 pub mod p2p;
+pub mod rma;
 
 /// `MPI_Init` of `use mpi_f08` (MPICH's calls `PMPI_Init` directly; Open
 /// MPI's calls `ompi_init_f`, heapmpi's `p2p::own::init`): the MPI's own binding,
