@@ -32,12 +32,14 @@ pub(super) enum Skip {
 /// The window and target member of an operation on `win` towards rank `t`.
 pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Skip> {
     let f = fast(win).ok_or(Skip::Real)?;
-    let ep = f.ep.lock().unwrap_or_else(|e| e.into_inner());
     if t == proc_null() {
-        let any = ep.fence || ep.passive(None) || ep.start.is_some();
-        return Err(if any { Skip::Null } else { Skip::Real });
+        return Err(if f.any_epoch() {
+            Skip::Null
+        } else {
+            Skip::Real
+        });
     }
-    if t < 0 || t as usize >= f.n || !ep.may_access(t as usize) {
+    if t < 0 || t as usize >= f.n || !f.may_access(t as usize) {
         return Err(Skip::Real);
     }
     Ok((f, t as usize))

@@ -39,6 +39,7 @@
 mod access;
 mod atomic;
 mod create;
+mod lockword;
 mod sync;
 pub mod window;
 

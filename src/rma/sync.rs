@@ -17,14 +17,8 @@
 //!   it exceeds the posts it consumed. Complete adds one to each target's
 //!   completion counter; a target's wait (or test) waits until the counter
 //!   reaches the completions its exposure epochs expect in all.
-//! - **locks**: per target one lock word: bit 63 the writer, bits 32-62
-//!   the writers waiting, bits 0-31 the readers. A writer announces itself
-//!   (fetch-and-add), then takes the word by compare-and-swap when no
-//!   reader or writer holds it; a reader takes it only while no writer
-//!   holds or waits, so writers are not starved (readers may wait behind a
-//!   stream of writers, as the exclusive lock means). The word of
-//!   Gerstenberger et al. (foMPI) and of the MPI-2 passive-target paper
-//!   built on compare-and-swap and fetch-and-add.
+//! - **locks**: per target one reader-writer lock word ([`lockword`]),
+//!   taken at `MPI_Win_lock` (MPI lets lock block until then).
 //! - **flush**: the operations are complete; a full fence orders them
 //!   before whatever the program does next (the unified model's
 //!   `MPI_Win_sync` likewise).
@@ -39,81 +33,27 @@ use std::sync::atomic::{fence as mem_fence, Ordering};
 
 use mpi_sys as ffi;
 
+use super::lockword;
 use super::window::{fast, Epochs, Fast};
 use super::{mode, proc_null, raise, to_real};
 use crate::comm::node::wait_until;
 use crate::stats;
 
-/// The writer bit of a lock word.
-const WRITER: u64 = 1 << 63;
-/// One waiting writer.
-const PENDING: u64 = 1 << 32;
-/// The waiting writers' field.
-const PENDING_MASK: u64 = 0x7fff_ffff << 32;
-/// The readers' field.
-const READERS: u64 = 0xffff_ffff;
-
 /// Takes target `t`'s lock word, exclusive or shared.
 fn acquire(f: &Fast, t: usize, exclusive: bool) {
-    let w = f.lock_word(t);
-    let mut waited = false;
-    if exclusive {
-        // Relaxed: only announces the writer; the lock is taken by the
-        // Acquire compare-and-swap below.
-        w.fetch_add(PENDING, Ordering::Relaxed);
-        wait_until(|| {
-            let v = w.load(Ordering::Relaxed);
-            if v & (WRITER | READERS) == 0 {
-                // Acquire: the previous holders' accesses (Release in
-                // `release`) happen before ours.
-                if w.compare_exchange(
-                    v,
-                    (v - PENDING) | WRITER,
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-                {
-                    return Some(());
-                }
-            }
-            waited = true;
-            None
-        });
-    } else {
-        wait_until(|| {
-            let v = w.load(Ordering::Relaxed);
-            if v & (WRITER | PENDING_MASK) == 0 {
-                // Acquire: as above.
-                if w.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return Some(());
-                }
-            }
-            waited = true;
-            None
-        });
-    }
-    if waited {
+    if lockword::acquire(f.lock_word(t), exclusive) {
         stats::RMA_LOCK_WAITS.add(1);
     }
 }
 
 /// Releases target `t`'s lock word.
 fn release(f: &Fast, t: usize, exclusive: bool) {
-    let w = f.lock_word(t);
-    // Release: our accesses under the lock happen before the next holder's.
-    if exclusive {
-        w.fetch_and(!WRITER, Ordering::Release);
-    } else {
-        w.fetch_sub(1, Ordering::Release);
-    }
+    lockword::release(f.lock_word(t), exclusive);
 }
 
 /// This member's epochs on `f`.
-fn epochs(f: &Fast) -> std::sync::MutexGuard<'_, Epochs> {
-    f.ep.lock().unwrap_or_else(|e| e.into_inner())
+fn epochs(f: &Fast) -> super::window::EpochGuard<'_> {
+    f.epochs()
 }
 
 /// Counts a synchronisation heapmpi ran.
@@ -131,14 +71,16 @@ pub unsafe fn fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
         // SAFETY: forwarded unchanged.
         return to_real(|| unsafe { ffi::PMPI_Win_fence(assert, win) });
     };
-    {
-        let ep = epochs(f);
-        if ep.start.is_some() || ep.exposed || ep.passive(None) {
-            return raise(win, ffi::MPI_ERR_RMA_SYNC);
-        }
+    let mut ep = epochs(f);
+    if ep.start.is_some() || ep.exposed || ep.passive(None) {
+        return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
+    // The epochs stay locked across the barrier: another thread may not
+    // synchronise this window meanwhile (MPI forbids it), and operations
+    // read the summary, not the lock.
     f.barrier();
-    epochs(f).fence = assert & mode::NOSUCCEED == 0;
+    f.fence_used(true);
+    ep.fence = assert & mode::NOSUCCEED == 0;
     ran()
 }
 
@@ -274,6 +216,21 @@ pub unsafe fn test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
     ran()
 }
 
+/// Whether a lock must be refused because a fence epoch is under way.
+/// Both stock MPIs refuse it once an operation ran since the last fence
+/// (`MPI_ERR_RMA_SYNC`), and let it replace an epoch a fence opened in which
+/// nothing happened yet: so does heapmpi.
+fn in_fence_epoch(f: &Fast, ep: &mut Epochs) -> bool {
+    if !ep.fence {
+        return false;
+    }
+    if f.fence_used(false) {
+        return true;
+    }
+    ep.fence = false;
+    false
+}
+
 /// The target member of a lock call, if the rank is one.
 fn member(f: &Fast, rank: c_int) -> Option<usize> {
     (rank >= 0 && (rank as usize) < f.n).then_some(rank as usize)
@@ -293,13 +250,11 @@ pub unsafe fn lock(kind: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -
         return to_real(|| unsafe { ffi::PMPI_Win_lock(kind, rank, assert, win) });
     };
     let mut ep = epochs(f);
-    // A fence epoch is open until a fence says MPI_MODE_NOSUCCEED: both
-    // MPIs refuse a lock inside it.
     if ep.locks[t].is_some()
         || ep.lock_all.is_some()
         || ep.start.is_some()
         || ep.exposed
-        || ep.fence
+        || in_fence_epoch(f, &mut ep)
     {
         return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
@@ -354,7 +309,12 @@ pub unsafe fn lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
     };
     let mut ep = epochs(f);
     let in_lock = ep.n_locked > 0 && !cfg!(heapmpi_openmpi);
-    if ep.lock_all.is_some() || in_lock || ep.start.is_some() || ep.exposed || ep.fence {
+    if ep.lock_all.is_some()
+        || in_lock
+        || ep.start.is_some()
+        || ep.exposed
+        || in_fence_epoch(f, &mut ep)
+    {
         return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
     let nocheck = assert & mode::NOCHECK != 0;
@@ -404,12 +364,16 @@ fn flush_ours(win: ffi::MPI_Win, rank: Option<c_int>) -> bool {
         },
         None => None,
     };
-    if !epochs(f).passive(t) {
+    if !f.passive_on(t) {
         return false;
     }
-    // SeqCst: our stores and loads are globally ordered before what follows
-    // (the unified model's completion at the target).
-    mem_fence(Ordering::SeqCst);
+    // The operations are complete: their stores are in this core's store
+    // buffer or beyond, and x86 makes them visible to other cores in
+    // order, so whatever the program does next to let the target look
+    // (a synchronisation through heapmpi or the real MPI, both Release
+    // stores and Acquire loads) finds them. Only the compiler must not
+    // move them past the flush.
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
     ran();
     true
 }
@@ -469,7 +433,7 @@ pub unsafe fn flush_local_all(win: ffi::MPI_Win) -> c_int {
 /// # Safety
 /// As `MPI_Win_sync`.
 pub unsafe fn win_sync(win: ffi::MPI_Win) -> c_int {
-    if fast(win).is_none_or(|f| !epochs(f).passive(None)) {
+    if fast(win).is_none_or(|f| !f.passive_on(None)) {
         // SAFETY: forwarded unchanged.
         return to_real(|| unsafe { ffi::PMPI_Win_sync(win) });
     }

@@ -19,7 +19,7 @@
 //! to the real MPI whole.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use mpi_sys as ffi;
@@ -138,8 +138,94 @@ pub struct Fast {
     block: *mut u8,
     /// The window's group, to translate the groups of post and start.
     pub group: ffi::MPI_Group,
-    /// This member's epochs.
-    pub ep: Mutex<Epochs>,
+    /// This member's epochs (change them through [`Fast::epochs`], which
+    /// keeps the summaries below in step).
+    ep: Mutex<Epochs>,
+    /// Which targets this member may access now: [`FENCE`], [`ALL`],
+    /// [`STARTED`], one bit per target below [`BITS`], [`MORE`] for the
+    /// others (then the epochs say). Read without the lock by every
+    /// operation.
+    access: AtomicU64,
+    /// The same for passive target epochs only (flushes).
+    passive: AtomicU64,
+    /// An operation ran in the current fence epoch (then, as in both stock
+    /// MPIs, a lock may no longer open until a fence closes it).
+    fence_used: AtomicBool,
+    /// Fan-out of the fence's barrier tree (`HEAPMPI_COLL_RADIX`).
+    radix: usize,
+}
+
+/// Summary bit: a fence epoch is open.
+const FENCE: u64 = 1 << 63;
+/// Summary bit: `MPI_Win_lock_all` is in force.
+const ALL: u64 = 1 << 62;
+/// Summary bit: some target at or above [`BITS`] is open (ask the epochs).
+const MORE: u64 = 1 << 61;
+/// Summary bit: an access epoch (`MPI_Win_start`) is open.
+const STARTED: u64 = 1 << 60;
+/// Targets with a bit of their own in the summaries.
+const BITS: usize = 60;
+
+/// The summary bit of target `t`.
+fn bit(t: usize) -> u64 {
+    if t < BITS {
+        1 << t
+    } else {
+        MORE
+    }
+}
+
+/// This member's epochs on a window, locked; the summaries are brought up
+/// to date when the guard goes.
+pub struct EpochGuard<'a> {
+    f: &'a Fast,
+    g: std::sync::MutexGuard<'a, Epochs>,
+}
+
+impl core::ops::Deref for EpochGuard<'_> {
+    type Target = Epochs;
+    fn deref(&self) -> &Epochs {
+        &self.g
+    }
+}
+
+impl core::ops::DerefMut for EpochGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Epochs {
+        &mut self.g
+    }
+}
+
+impl Drop for EpochGuard<'_> {
+    fn drop(&mut self) {
+        let ep = &*self.g;
+        let mut access = 0;
+        let mut passive = 0;
+        if ep.fence {
+            access |= FENCE;
+        }
+        if ep.lock_all.is_some() {
+            access |= ALL;
+            passive |= ALL;
+        }
+        for (t, l) in ep.locks.iter().enumerate() {
+            if l.is_some() {
+                access |= bit(t);
+                passive |= bit(t);
+            }
+        }
+        if let Some(s) = &ep.start {
+            access |= STARTED;
+            for &t in s.iter() {
+                access |= bit(t);
+            }
+        }
+        // Relaxed: read only by this process's operations, which MPI
+        // orders after the synchronisation call that opened their epoch
+        // (program order in one thread, the program's own synchronisation
+        // between threads); the mutex orders the writers.
+        self.f.access.store(access, Ordering::Relaxed);
+        self.f.passive.store(passive, Ordering::Relaxed);
+    }
 }
 
 // SAFETY: the block lives in the shared heap until `Win_free`, which every
@@ -151,6 +237,67 @@ unsafe impl Send for Fast {}
 unsafe impl Sync for Fast {}
 
 impl Fast {
+    /// This member's epochs, locked (see [`EpochGuard`]).
+    pub fn epochs(&self) -> EpochGuard<'_> {
+        EpochGuard {
+            f: self,
+            g: self.ep.lock().unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+
+    /// Whether this member may access target `t` now.
+    #[inline]
+    pub fn may_access(&self, t: usize) -> bool {
+        // Relaxed: see `EpochGuard::drop`.
+        let v = self.access.load(Ordering::Relaxed);
+        if v & FENCE != 0 {
+            // Relaxed (both): private to this process, read by its next
+            // lock call, which MPI orders after this operation.
+            if !self.fence_used.load(Ordering::Relaxed) {
+                self.fence_used.store(true, Ordering::Relaxed);
+            }
+            return true;
+        }
+        if v & ALL != 0 {
+            return true;
+        }
+        match bit(t) {
+            MORE => v & MORE != 0 && self.epochs().may_access(t),
+            b => v & b != 0,
+        }
+    }
+
+    /// Whether an operation ran in the current fence epoch; `clear` starts
+    /// a new one.
+    pub fn fence_used(&self, clear: bool) -> bool {
+        // Relaxed: see `may_access`.
+        if clear {
+            self.fence_used.swap(false, Ordering::Relaxed)
+        } else {
+            self.fence_used.load(Ordering::Relaxed)
+        }
+    }
+
+    /// Whether any epoch is open (an operation on `MPI_PROC_NULL` then
+    /// succeeds).
+    #[inline]
+    pub fn any_epoch(&self) -> bool {
+        // Relaxed: see `EpochGuard::drop`.
+        self.access.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether a passive target epoch covers `t` (`None`: any target).
+    #[inline]
+    pub fn passive_on(&self, t: Option<usize>) -> bool {
+        // Relaxed: see `EpochGuard::drop`.
+        let v = self.passive.load(Ordering::Relaxed);
+        match t {
+            None => v != 0,
+            Some(t) if bit(t) != MORE => v & (ALL | bit(t)) != 0,
+            Some(t) => v & ALL != 0 || v & MORE != 0 && self.epochs().passive(Some(t)),
+        }
+    }
+
     fn word(&self, off: usize) -> &AtomicU64 {
         // SAFETY: a live, aligned word of the block (callers stay inside
         // it: member and pair indices are below `n`).
@@ -181,7 +328,7 @@ impl Fast {
     /// The flag barrier of the members (a fence).
     pub fn barrier(&self) {
         let Some(node) = self.node else { return };
-        let k = crate::config::get().coll_radix.max(1);
+        let k = self.radix;
         if node.n <= k + 1 && !crate::sys::oversubscribed() {
             node.barrier_flat();
         } else {
@@ -413,6 +560,10 @@ unsafe fn make_fast(
             locks: vec![None; n].into(),
             ..Epochs::default()
         }),
+        access: AtomicU64::new(0),
+        passive: AtomicU64::new(0),
+        fence_used: AtomicBool::new(false),
+        radix: crate::config::get().coll_radix.max(1),
     })
 }
 

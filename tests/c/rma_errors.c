@@ -34,6 +34,8 @@
  *     Win_post;
  *  E. the window's flavour: Win_shared_query, Win_attach and Win_detach
  *     on a window that is not shared / not dynamic;
+ *  C2 (after E). Win_lock after a fence epoch without operations (allowed)
+ *     and after one with a Put (refused), and a Put after that lock epoch;
  *  F. afterwards: a correct fence epoch and a correct lock epoch (Put,
  *     Accumulate, Get), results checked.
  * Cases one stock MPI does not survive (crash, hang, or a window left
@@ -228,6 +230,27 @@ static void passive(MPI_Win w)
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* C2. a lock after a fence epoch that saw no operation (both stock MPIs
+ * let the lock replace it) and after one that saw a Put (both refuse) */
+static void lock_after_fence(MPI_Win w)
+{
+    section("C2 lock after fence");
+    const int right = (g_me + 1) % g_n;
+    int v = 1;
+    MPI_OK(MPI_Win_fence(0, w));
+    TRY("C2 Win_lock after an empty fence epoch", MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w));
+    if (g_rc == MPI_SUCCESS)
+        TRY("C2 Win_unlock of that lock", MPI_Win_unlock(right, w));
+    TRY("C2 Put after that lock epoch", MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, w));
+    MPI_OK(MPI_Win_fence(0, w));
+    MPI_OK(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, w));
+    TRY("C2 Win_lock after a Put in the fence epoch", MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w));
+    if (g_rc == MPI_SUCCESS)
+        TRY("C2 Win_unlock of that lock", MPI_Win_unlock(right, w));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, w));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* D. PSCW */
 static void pscw(MPI_Win w)
 {
@@ -305,6 +328,9 @@ static void on_window(int create)
     passive(w);
     pscw(w);
     flavour(w);
+    /* after D: stock Open MPI's Win_complete without Win_start changes its
+     * answer (SUCCESS to MPI_ERR_RMA_SYNC) once this section ran */
+    lock_after_fence(w);
     afterwards(w, mem);
     MPI_OK(MPI_Win_free(&w));
     if (create)
