@@ -97,10 +97,18 @@ pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Resul
 /// The target buffer: `count` elements of `dt` at a displacement still to
 /// be located (its address is filled in by [`at`]).
 pub(super) fn target(count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
+    target_like(count, dt, None)
+}
+
+/// [`target`], reusing the layout of `o` when it has the same datatype.
+pub(super) fn target_like(count: c_int, dt: ffi::MPI_Datatype, o: Option<&Buf>) -> Option<Buf> {
     if count < 0 {
         return None;
     }
-    let l = layout(dt)?;
+    let l = match o {
+        Some(o) if o.dt == dt => o.l,
+        _ => layout(dt)?,
+    };
     Some(Buf {
         ptr: core::ptr::null_mut(),
         count: count as usize,
@@ -175,7 +183,7 @@ pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
         if tb.d.contig {
             // SAFETY: per the contract; `copy` since a put from a window
             // into itself may overlap.
-            unsafe { core::ptr::copy(src, tb.ptr, n) };
+            unsafe { copy_small(src, tb.ptr, n) };
         } else {
             // SAFETY: per the contract.
             unsafe { tb.unpack_from(src, n) };
@@ -215,7 +223,7 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     if tb.d.contig {
         if loc.direct {
             // SAFETY: per the contract.
-            unsafe { core::ptr::copy(tb.ptr, dst, n) };
+            unsafe { copy_small(tb.ptr, dst, n) };
         } else {
             // SAFETY: per the contract.
             unsafe { cma_read(loc.pid, tb.ptr as usize, dst, n) };
@@ -243,6 +251,26 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     }
     // SAFETY: `n ≤ packed.len()`.
     unsafe { core::ptr::copy_nonoverlapping(packed.as_ptr(), dst, n) };
+}
+
+/// `ptr::copy`, with the sizes of single elements done in registers
+/// rather than through a call to `memmove` (put and get of one word are
+/// the latency-bound case).
+///
+/// # Safety
+/// As `ptr::copy`.
+#[inline]
+unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY (all): per the contract; each value is read whole before it
+    // is written, so overlap is harmless.
+    unsafe {
+        match n {
+            8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
+            4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
+            16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
+            _ => core::ptr::copy(src, dst, n),
+        }
+    }
 }
 
 /// Cross-memory attach write; a refusal (the kernel allowed it at creation)
@@ -314,7 +342,7 @@ unsafe fn put_inner(
         Err(Skip::Real) => return Err(None),
     };
     let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
-    let tb = target(tcount, tdt).ok_or(None)?;
+    let tb = target_like(tcount, tdt, Some(&o)).ok_or(None)?;
     let loc = match locate(f, t, disp, &tb) {
         Ok(l) => l,
         Err(stop) => return stop,
@@ -376,7 +404,7 @@ unsafe fn get_inner(
         Err(Skip::Real) => return Err(None),
     };
     let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
-    let tb = target(tcount, tdt).ok_or(None)?;
+    let tb = target_like(tcount, tdt, Some(&o)).ok_or(None)?;
     let loc = match locate(f, t, disp, &tb) {
         Ok(l) => l,
         Err(stop) => return stop,

@@ -276,7 +276,10 @@ unsafe fn run(
     let mut small = [0u64; 8];
     let mut big = Vec::new();
     let (old, stride): (*mut u8, usize) = if result.is_none() || bytes <= 64 {
-        (small.as_mut_ptr().cast(), if result.is_some() { pl.size } else { 0 })
+        (
+            small.as_mut_ptr().cast(),
+            if result.is_some() { pl.size } else { 0 },
+        )
     } else {
         big.resize(bytes, 0u8);
         (big.as_mut_ptr(), pl.size)

@@ -102,9 +102,9 @@ fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
     let bits = win.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
     let hit = CACHE.with(|c| {
-        let mut c = c.borrow_mut();
+        let c = c.borrow();
         if c.0 != gen {
-            *c = (gen, [(0, 0); CACHED]);
+            return None;
         }
         c.1.iter().find(|e| e.0 == bits && e.1 != 0).map(|e| e.1)
     });
@@ -116,6 +116,9 @@ fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
             drop(wins);
             CACHE.with(|c| {
                 let mut c = c.borrow_mut();
+                if c.0 != gen {
+                    *c = (gen, [(0, 0); CACHED]);
+                }
                 c.1.rotate_right(1);
                 c.1[0] = (bits, p);
             });
