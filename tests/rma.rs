@@ -1,9 +1,12 @@
-//! One-sided (RMA) conformance: the C programs `tests/c/rma_*.c` under real
-//! `mpirun`, compared with the stock MPI.
+//! One-sided (RMA) conformance: the C programs `tests/c/rma_*.c` and the
+//! Fortran programs `tests/f/rma_*.f90` (`use mpi`, `mpif.h`, `use
+//! mpi_f08`: heapmpi's own Fortran bindings, `src/fortran/rma.rs`) under
+//! real `mpirun`, compared with the stock MPI.
 //!
 //! heapmpi runs the windows of node-local communicators over its shared
 //! heap (`src/rma/`: puts, gets and accumulates as loads and stores,
-//! fences by counters, passive-target locks by atomics in the heap), and
+//! fences as the node's flag barrier, passive-target locks by atomics in
+//! the heap), and
 //! hands the others to the real MPI. Either way the results must be the
 //! stock MPI's. Each program prints only what MPI makes deterministic
 //! (checksums of window memory after each synchronisation, fetched values
@@ -101,23 +104,7 @@ const CONFIGS: [Config; 5] = [
 
 /// The `rma: windows heap=N` of every rank's report line, in order.
 fn rma_windows_on_heap(o: &Output) -> Result<Vec<u64>, String> {
-    const KEY: &str = "rma: windows heap=";
-    status_lines(&o.stderr)
-        .iter()
-        .map(|s| {
-            let i = s
-                .line
-                .find(KEY)
-                .ok_or_else(|| format!("no `{KEY}<n>` on the report line: {}", s.line))?;
-            let digits: String = s.line[i + KEY.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            digits
-                .parse::<u64>()
-                .map_err(|_| format!("`{KEY}` is not followed by a number: {}", s.line))
-        })
-        .collect()
+    stats_part(&o.stderr, "rma: windows heap=")
 }
 
 /// Every one of the `n` ranks' reports says it made windows over the
