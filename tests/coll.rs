@@ -49,50 +49,6 @@ mod common;
 
 use common::*;
 
-/// One configuration of the matrix.
-struct Config {
-    nranks: usize,
-    /// Set on the stock and the heapmpi runs.
-    env: &'static [(&'static str, &'static str)],
-    /// The heapmpi runs also get HEAPMPI_STATS=1 and must report an active
-    /// heap and collectives over it on every rank.
-    stats: bool,
-}
-
-const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
-
-/// Every rank a node of its own: heapmpi has no peer to share a heap
-/// with, and every collective goes to the real MPI.
-const NODES_OF_ONE: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "1")];
-
-const CONFIGS: [Config; 5] = [
-    Config {
-        nranks: 1,
-        env: &[],
-        stats: false,
-    },
-    Config {
-        nranks: 2,
-        env: &[],
-        stats: true,
-    },
-    Config {
-        nranks: 4,
-        env: &[],
-        stats: false,
-    },
-    Config {
-        nranks: 4,
-        env: &PRETEND_NODES,
-        stats: false,
-    },
-    Config {
-        nranks: 2,
-        env: &NODES_OF_ONE,
-        stats: false,
-    },
-];
-
 /// Every one of the `n` ranks' reports says it ran collectives over the
 /// shared heap (`coll: heap=N`, N > 0).
 fn check_coll_on_heap(o: &Output, n: usize) -> Result<(), String> {
@@ -106,36 +62,10 @@ fn check_coll_on_heap(o: &Output, n: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one program over the whole matrix; `verdict` is the word of its
-/// "rank N: <verdict> ok" lines.
+/// Runs one program over the whole matrix ([`MATRIX`]); `verdict` is the
+/// word of its "rank N: <verdict> ok" lines.
 fn conformance(test: &str, program: &str, verdict: &str) {
-    let mut fl = Failures::new();
-    for f in available_flavours() {
-        for cfg in &CONFIGS {
-            let n = cfg.nranks;
-            let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
-            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
-                continue;
-            };
-            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
-            if cfg.stats {
-                env.extend_from_slice(&STATS);
-            }
-            for mode in HEAPMPI_MODES {
-                let case = Case::new(program, f, mode, n).env(&env);
-                fl.run(case, |o| {
-                    check_same_as_stock(o, &stock)?;
-                    if cfg.stats {
-                        check_status_lines(o, n, HeapState::Active)?;
-                        check_coll_on_heap(o, n)?;
-                        check_nothing_left(o)?;
-                    }
-                    Ok(())
-                });
-            }
-        }
-    }
-    fl.finish(test);
+    matrix_conformance(test, program, verdict, check_coll_on_heap);
 }
 
 /// Bcast, Gather, Scatter, Allgather, Alltoall and their v variants: sizes

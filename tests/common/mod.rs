@@ -1442,3 +1442,91 @@ pub fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) 
     );
     stock_passed.then_some(stock)
 }
+
+/// One configuration of the conformance matrix of the collectives and the
+/// one-sided tests.
+pub struct MatrixConfig {
+    /// Ranks.
+    pub nranks: usize,
+    /// Set on the stock and the heapmpi runs.
+    pub env: &'static [(&'static str, &'static str)],
+    /// The heapmpi runs also get HEAPMPI_STATS=1 and must report an active
+    /// heap, the layer's work over it on every rank, and nothing left.
+    pub stats: bool,
+}
+
+/// Pretend nodes of 2 ranks: {0,1} and {2,3} are two nodes.
+pub const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
+
+/// Every rank a node of its own: heapmpi has no peer to share a heap with,
+/// and everything goes to the real MPI.
+pub const NODES_OF_ONE: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "1")];
+
+/// The matrix: 1 rank; 2 ranks (with the stats checks); 4 ranks; 4 ranks
+/// in pretend nodes of 2; 2 ranks in pretend nodes of 1.
+pub const MATRIX: [MatrixConfig; 5] = [
+    MatrixConfig {
+        nranks: 1,
+        env: &[],
+        stats: false,
+    },
+    MatrixConfig {
+        nranks: 2,
+        env: &[],
+        stats: true,
+    },
+    MatrixConfig {
+        nranks: 4,
+        env: &[],
+        stats: false,
+    },
+    MatrixConfig {
+        nranks: 4,
+        env: &PRETEND_NODES,
+        stats: false,
+    },
+    MatrixConfig {
+        nranks: 2,
+        env: &NODES_OF_ONE,
+        stats: false,
+    },
+];
+
+/// Runs one program over [`MATRIX`], every flavour, both ways in, each run
+/// compared with the stock run; `verdict` is the word of its
+/// "rank N: <verdict> ok" lines, `on_heap` the layer's own check of the
+/// 2-rank reports (with the number of ranks).
+pub fn matrix_conformance(
+    test: &str,
+    program: &str,
+    verdict: &str,
+    on_heap: impl Fn(&Output, usize) -> Result<(), String>,
+) {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        for cfg in &MATRIX {
+            let n = cfg.nranks;
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
+            if cfg.stats {
+                env.extend_from_slice(&STATS);
+            }
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if cfg.stats {
+                        check_status_lines(o, n, HeapState::Active)?;
+                        on_heap(o, n)?;
+                        check_nothing_left(o)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}
