@@ -35,6 +35,7 @@ use crate::comm::node::wait_until;
 use crate::dt::{self, Buf};
 use crate::heap;
 use crate::op::{self, Class, Elem, Pre};
+use crate::raw::RawHandle;
 use crate::stats;
 
 /// What an accumulate does to each element.
@@ -51,6 +52,7 @@ enum Acc {
 /// The operation and element type of an accumulate heapmpi takes: the
 /// basic type of the target datatype, its kernel element (for hardware
 /// atomics) and the reducer for software.
+#[derive(Clone, Copy)]
 struct Plan {
     acc: Acc,
     base: ffi::MPI_Datatype,
@@ -66,7 +68,37 @@ struct Plan {
 /// operation not allowed here, a type not built from one predefined type,
 /// a pair heapmpi leaves to the real MPI).
 fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
+    let key = (op.0.to_bits(), tdt.0.to_bits(), fetch);
+    if let Some(p) = LAST_PLAN.with(|c| c.get().filter(|e| e.0 == key).map(|e| e.1)) {
+        return Some(p);
+    }
     let tl = dt::layout(tdt)?;
+    let p = make_plan(op, tdt, &tl, fetch)?;
+    // Only predefined types and operations are remembered: their handles
+    // never change meaning (a derived type's may, once freed).
+    if tl.d.named {
+        LAST_PLAN.with(|c| c.set(Some((key, p))));
+    }
+    Some(p)
+}
+
+/// (operation, type, fetch) handle bits, and the plan made for them.
+type PlanEntry = ((usize, usize, bool), Plan);
+
+thread_local! {
+    /// The last plan made for a predefined type: a loop of fetch-and-ops
+    /// asks for the same one every time.
+    static LAST_PLAN: core::cell::Cell<Option<PlanEntry>> = const { core::cell::Cell::new(None) };
+}
+
+/// [`plan`], made.
+fn make_plan(
+    op: ffi::MPI_Op,
+    tdt: ffi::MPI_Datatype,
+    tl: &dt::Layout,
+    fetch: bool,
+) -> Option<Plan> {
+    let tl = *tl;
     let base = if tl.d.named { tdt } else { dt::base_type(tdt)? };
     let l = if tl.d.named { tl } else { dt::layout(base)? };
     let class = op::class_of(base);
@@ -94,6 +126,8 @@ fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
         (Acc::Pre(Pre::Maxloc | Pre::Minloc), _) | (_, Some(Elem::F32 | Elem::F64)) => None,
         (_, e) => e,
     };
+    // Also with hardware atomics: a misaligned element goes through the
+    // lock.
     let reducer = match acc {
         Acc::Pre(_) => Some(op::Reducer::new(op, base, &l)?),
         _ => None,
