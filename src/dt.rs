@@ -365,6 +365,7 @@ thread_local! {
 /// The layout of `dt`, or `None` if it is not a valid datatype (the
 /// caller then lets the real MPI report the error). Cached per thread for
 /// predefined types.
+#[inline]
 pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
     let bits = dt.0.to_bits();
     if let Some(l) = RECENT.with(|r| r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)) {
@@ -410,6 +411,7 @@ impl Buf {
     /// The argument, if heapmpi takes it (a valid datatype and count; a
     /// null buffer only when empty or with a derived type, which may hold
     /// absolute addresses).
+    #[inline]
     pub fn new(ptr: *const c_void, count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
         if count < 0 {
             return None;

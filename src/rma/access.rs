@@ -30,6 +30,7 @@ pub(super) enum Skip {
 }
 
 /// The window and target member of an operation on `win` towards rank `t`.
+#[inline]
 pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Skip> {
     let f = fast(win).ok_or(Skip::Real)?;
     if t == proc_null() {
@@ -68,6 +69,7 @@ pub(super) type Stop = Result<(), Option<u32>>;
 /// window is refused with `MPI_ERR_RMA_RANGE` under Open MPI; stock MPICH
 /// does not check it and reads or writes past the window, which heapmpi
 /// does not: it reports success and leaves all memory alone.
+#[inline]
 pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Result<Loc, Stop> {
     if disp < 0 && !f.dynamic {
         return Err(Err(None));
@@ -101,6 +103,7 @@ pub(super) fn target(count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
 }
 
 /// [`target`], reusing the layout of `o` when it has the same datatype.
+#[inline]
 pub(super) fn target_like(count: c_int, dt: ffi::MPI_Datatype, o: Option<&Buf>) -> Option<Buf> {
     if count < 0 {
         return None;
@@ -119,6 +122,7 @@ pub(super) fn target_like(count: c_int, dt: ffi::MPI_Datatype, o: Option<&Buf>) 
 }
 
 /// `tb` at `loc`'s address.
+#[inline]
 pub(super) fn at(tb: &Buf, loc: &Loc) -> Buf {
     Buf {
         ptr: loc.addr as *mut u8,
@@ -131,6 +135,7 @@ pub(super) fn at(tb: &Buf, loc: &Loc) -> Buf {
 ///
 /// # Safety
 /// `o` holds its elements.
+#[inline]
 pub(super) unsafe fn packed(o: &Buf, tmp: &mut Vec<u8>) -> *const u8 {
     if o.d.contig {
         return o.ptr;
@@ -175,6 +180,7 @@ pub(super) fn runs(tb: &Buf) -> Vec<(usize, usize)> {
 ///
 /// # Safety
 /// `src` holds `n ≤ tb.bytes()` bytes; the target memory is the window's.
+#[inline]
 pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
     if n == 0 {
         return;
@@ -216,6 +222,7 @@ pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
 /// # Safety
 /// `dst` has room for `n ≤ tb.bytes()` bytes; the target memory is the
 /// window's.
+#[inline]
 pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     if n == 0 {
         return;
@@ -326,6 +333,7 @@ pub unsafe fn put(
 
 /// [`put`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 unsafe fn put_inner(
     oaddr: *const c_void,
     ocount: c_int,
@@ -388,6 +396,7 @@ pub unsafe fn get(
 
 /// [`get`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 unsafe fn get_inner(
     oaddr: *mut c_void,
     ocount: c_int,
