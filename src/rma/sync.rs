@@ -19,9 +19,10 @@
 //!   reaches the completions its exposure epochs expect in all.
 //! - **locks**: per target one reader-writer lock word ([`lockword`]),
 //!   taken at `MPI_Win_lock` (MPI lets lock block until then).
-//! - **flush**: the operations are complete; a full fence orders them
-//!   before whatever the program does next (the unified model's
-//!   `MPI_Win_sync` likewise).
+//! - **flush**: the operations are complete when their calls return; a
+//!   flush only keeps the compiler from moving them past it (on x86 the
+//!   stores reach other cores in order, and every later synchronisation is
+//!   a Release/Acquire pair). `MPI_Win_sync` is a full memory fence.
 //!
 //! Misuse heapmpi sees (an epoch of one kind opened inside another, a target
 //! locked twice) is raised with `MPI_ERR_RMA_SYNC`; a call that closes an
@@ -118,12 +119,11 @@ pub unsafe fn post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c
     if ep.exposed {
         return raise(win, ffi::MPI_ERR_RMA_SYNC);
     }
-    // The target's own accesses before the post happen before the origins'
-    // (SeqCst fence, then the Release store each origin's start acquires).
-    mem_fence(Ordering::SeqCst);
     for &o in origins.iter() {
         ep.posted[o] += 1;
-        // Release: see above; this member is the flag's only writer.
+        // Release: the target's own accesses before the post happen before
+        // the origin's after its start (Acquire there); this member is the
+        // flag's only writer.
         f.posts(o, f.me).store(ep.posted[o], Ordering::Release);
     }
     ep.expected += origins.len() as u64;
