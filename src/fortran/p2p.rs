@@ -416,18 +416,26 @@ binding! {
     /// `MPI_BUFFER_ATTACH`: the MPI's own binding, recorded (buffered
     /// sends check the attached size as the real MPI does).
     fn buffer_attach(buf: *mut c_void, size: *const Fint, ierr: *mut Fint) {
-        // SAFETY: the caller's arguments, forwarded unchanged.
+        // The MPI's `mpif.h` binding always writes `ierr`, which `use
+        // mpi_f08` callers may leave out (null): it gets a local one then.
+        let mut rc: Fint = 0;
+        // SAFETY: the caller's arguments, forwarded, and an `ierr` to write.
         unsafe {
-            real::buffer_attach(buf, size, ierr);
-            api::attached(if ierr.is_null() { 0 } else { *ierr }, *size);
+            real::buffer_attach(buf, size, &mut rc);
+            set_ierr(ierr, rc);
+            api::attached(rc, *size);
         }
     }
     /// `MPI_BUFFER_DETACH` (see [`own::buffer_attach`]).
     fn buffer_detach(buf: *mut c_void, size: *mut Fint, ierr: *mut Fint) {
-        // SAFETY: the caller's arguments, forwarded unchanged.
+        // A local `ierr` as in `buffer_attach` (MPICH's binding segfaulted
+        // on a `use mpi_f08` call without one).
+        let mut rc: Fint = 0;
+        // SAFETY: the caller's arguments, forwarded, and an `ierr` to write.
         unsafe {
-            real::buffer_detach(buf, size, ierr);
-            api::detached(if ierr.is_null() { 0 } else { *ierr });
+            real::buffer_detach(buf, size, &mut rc);
+            set_ierr(ierr, rc);
+            api::detached(rc);
         }
     }
     /// `MPI_COMM_FREE`.

@@ -1,11 +1,12 @@
 ! p2p_f08.f90 - point-to-point conformance through the `use mpi_f08`
 ! bindings: blocking, nonblocking (Waitall, Waitany, Waitsome, Testall,
 ! Test), persistent, probes, progress (Ssend while the receiver sits in
-! MPI_Barrier with its Irecv posted) and communicators, as in
+! MPI_Barrier with its Irecv posted), communicators and buffered mode, as in
 ! p2p_fortran_body.inc. Rank 0 prints every rank's lines in rank order,
 ! then "rank N: f08 ok".
 program p2p_f08
   use mpi_f08
+  use iso_c_binding, only: c_ptr
   implicit none
   integer, parameter :: maxl = 16, linew = 100
   character(len=linew) :: lines(maxl)
@@ -19,6 +20,9 @@ program p2p_f08
   integer, allocatable, volatile :: a(:), b(:)
   logical :: flag
   character(len=16) :: verdict = 'f08 ok'
+  character(len=1), target :: bbuf(65536)
+  type(c_ptr) :: bptr
+  integer :: bsz
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -159,6 +163,17 @@ program p2p_f08
   call MPI_Comm_free(dupc)
   if (dupc == MPI_COMM_NULL .and. splitc == MPI_COMM_NULL) good = good + 1
   call report('F communicators', good, 3)
+
+  ! Buffered mode, with MPI_Buffer_attach/detach called without ierror (a
+  ! null ierr: MPICH's binding wrote it and crashed under heapmpi)
+  good = 0
+  call MPI_Buffer_attach(bbuf, size(bbuf))
+  call MPI_Bsend(a, 5, MPI_INTEGER, peer, 72, MPI_COMM_WORLD)
+  call MPI_Recv(b, 5, MPI_INTEGER, peer, 72, MPI_COMM_WORLD, st)
+  if (b(5) == 15 + peer) good = good + 1
+  call MPI_Buffer_detach(bptr, bsz)
+  if (bsz == size(bbuf)) good = good + 1
+  call report('G buffered, no ierror', good, 2)
 
   call flush_report()
   call MPI_Finalize()
