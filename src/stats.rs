@@ -26,6 +26,20 @@ impl Counter {
         }
     }
 
+    /// Adds one if counting is on, without a locked instruction: a load
+    /// and a store. For events on the hot path of one-sided operations
+    /// (a locked add per put cost 13 ns against stock's 16 ns for the whole
+    /// put); two threads counting the same event at the same moment may
+    /// lose one count, which a diagnostic report can afford.
+    #[inline]
+    pub fn bump(&self) {
+        if ENABLED.load(Ordering::Relaxed) {
+            // Relaxed: see the module doc.
+            self.0
+                .store(self.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
     /// The current value.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
@@ -115,8 +129,9 @@ pub static RMA_WIN_OUTSIDE: Counter = Counter::new();
 pub static RMA_WIN_NO_MEMORY: Counter = Counter::new();
 /// ... because a member got no shared memory for the window's state.
 pub static RMA_WIN_NO_STATE: Counter = Counter::new();
-/// One-sided operations and synchronisations heapmpi ran.
-pub static RMA_OPS_HEAP: Counter = Counter::new();
+/// One-sided synchronisations heapmpi ran (the report's `ops heap` adds
+/// the puts, gets and accumulates).
+pub static RMA_SYNCS: Counter = Counter::new();
 /// One-sided calls handed to the real MPI.
 pub static RMA_OPS_REAL: Counter = Counter::new();
 /// Puts, gets, accumulates (all kinds) heapmpi ran.
@@ -137,7 +152,7 @@ pub fn write_rma(w: &mut impl core::fmt::Write) -> core::fmt::Result {
          no_memory={} no_state={})",
         RMA_WIN_HEAP.get(),
         RMA_WIN_REAL.get(),
-        RMA_OPS_HEAP.get(),
+        RMA_SYNCS.get() + RMA_PUTS.get() + RMA_GETS.get() + RMA_ACCS.get(),
         RMA_OPS_REAL.get(),
         RMA_LOCK_WAITS.get(),
         RMA_PUTS.get(),

@@ -365,8 +365,7 @@ unsafe fn put_inner(
         let src = packed(&o, &mut tmp);
         store(&tb, &loc, src, n);
     }
-    stats::RMA_PUTS.add(1);
-    stats::RMA_OPS_HEAP.add(1);
+    stats::RMA_PUTS.bump();
     Ok(())
 }
 
@@ -430,8 +429,7 @@ unsafe fn get_inner(
             o.unpack_from(tmp.as_ptr(), n);
         }
     }
-    stats::RMA_GETS.add(1);
-    stats::RMA_OPS_HEAP.add(1);
+    stats::RMA_GETS.bump();
     Ok(())
 }
 

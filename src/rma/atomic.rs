@@ -450,8 +450,7 @@ unsafe fn acc_inner(
     let tb = target(tcount, tdt).ok_or(None)?;
     // SAFETY: the caller's buffers.
     unsafe { run(f, t, disp, &tb, &pl, o.as_ref(), r.as_ref()) }?;
-    stats::RMA_ACCS.add(1);
-    stats::RMA_OPS_HEAP.add(1);
+    stats::RMA_ACCS.bump();
     Ok(())
 }
 
@@ -739,7 +738,6 @@ unsafe fn cas_inner(
             }
         }
     }
-    stats::RMA_ACCS.add(1);
-    stats::RMA_OPS_HEAP.add(1);
+    stats::RMA_ACCS.bump();
     Ok(())
 }
