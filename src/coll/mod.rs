@@ -46,7 +46,7 @@ use mpi_sys as ffi;
 
 use crate::comm::{self, node::Node, CommInfo};
 use crate::heap;
-use crate::raw::RawHandle;
+use crate::raw::{HandleCache, RawHandle};
 use crate::stats;
 
 pub use barrier::barrier;
@@ -88,32 +88,23 @@ pub fn start(on: bool, inline: usize, radix: usize) {
 const CACHED: usize = 4;
 
 thread_local! {
-    /// (generation, [(communicator bits, info)]), most recent first.
-    static CACHE: RefCell<(u64, [(usize, usize); CACHED])> =
-        const { RefCell::new((0, [(0, 0); CACHED])) };
+    /// Communicator bits to infos.
+    static CACHE: RefCell<HandleCache<CACHED>> = const { RefCell::new(HandleCache::new()) };
 }
 
 /// The info of `comm`, through the per-thread cache.
 fn info(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     let bits = comm.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
-    let hit = CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.0 != gen {
-            *c = (gen, [(0, 0); CACHED]);
-        }
-        c.1.iter().find(|e| e.0 == bits && e.1 != 0).map(|e| e.1)
-    });
-    if let Some(p) = hit {
+    if let Some(p) = CACHE.with(|c| c.borrow().get(gen, bits)) {
         // SAFETY: an info cached since the last deletion of any info, so
         // still live (see `comm::lookup`).
         return Some(unsafe { &*(p as *const CommInfo) });
     }
     let info = comm::lookup(comm)?;
     CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        c.1.rotate_right(1);
-        c.1[0] = (bits, info as *const CommInfo as usize);
+        c.borrow_mut()
+            .put(gen, bits, info as *const CommInfo as usize)
     });
     Some(info)
 }

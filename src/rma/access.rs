@@ -20,28 +20,22 @@ use crate::dt::{layout, Buf};
 use crate::heap;
 use crate::stats;
 
-/// Why an operation does not run on the heap.
-pub(super) enum Skip {
-    /// The real MPI takes the call (not heapmpi's window, arguments it
-    /// judges, or no epoch open: it raises its own error).
-    Real,
-    /// Nothing to do (`MPI_PROC_NULL` in an epoch): success.
-    Null,
-}
+/// How an operation ends without running: `Ok(())` nothing to do
+/// (success), `Err(None)` the real MPI's call (not heapmpi's window,
+/// arguments it judges, or no epoch open: it raises its own error),
+/// `Err(Some(class))` an error to raise.
+pub(super) type Stop = Result<(), Option<u32>>;
 
-/// The window and target member of an operation on `win` towards rank `t`.
+/// The window and target member of an operation on `win` towards rank `t`;
+/// `MPI_PROC_NULL` inside an epoch is nothing to do.
 #[inline]
-pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Skip> {
-    let f = fast(win).ok_or(Skip::Real)?;
+pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Stop> {
+    let f = fast(win).ok_or(Err(None))?;
     if t == proc_null() {
-        return Err(if f.any_epoch() {
-            Skip::Null
-        } else {
-            Skip::Real
-        });
+        return Err(if f.any_epoch() { Ok(()) } else { Err(None) });
     }
     if t < 0 || t as usize >= f.n || !f.may_access(t as usize) {
-        return Err(Skip::Real);
+        return Err(Err(None));
     }
     Ok((f, t as usize))
 }
@@ -57,11 +51,6 @@ pub(super) struct Loc {
     /// The target's process.
     pub pid: i32,
 }
-
-/// How an operation ends without running: `Ok(())` nothing to do
-/// (success), `Err(None)` the real MPI's call, `Err(Some(class))` an error
-/// to raise.
-pub(super) type Stop = Result<(), Option<u32>>;
 
 /// Locates target buffer `tb` at displacement `disp` of member `t`'s
 /// window. A negative displacement goes to the real MPI, which refuses it
@@ -331,6 +320,27 @@ pub unsafe fn put(
     )
 }
 
+/// The origin buffer, and the target buffer located in member `t`'s window,
+/// of a put or a get (the checks every operation makes first).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn resolve(
+    win: ffi::MPI_Win,
+    oaddr: *const c_void,
+    ocount: c_int,
+    odt: ffi::MPI_Datatype,
+    t: c_int,
+    disp: ffi::MPI_Aint,
+    tcount: c_int,
+    tdt: ffi::MPI_Datatype,
+) -> Result<(Buf, Buf, Loc), Stop> {
+    let (f, t) = begin(win, t)?;
+    let o = Buf::new(oaddr, ocount, odt).ok_or(Err(None))?;
+    let tb = target_like(tcount, tdt, Some(&o)).ok_or(Err(None))?;
+    let loc = locate(f, t, disp, &tb)?;
+    Ok((o, at(&tb, &loc), loc))
+}
+
 /// [`put`]: `Err(None)` for the real MPI, `Err(Some(class))` to raise.
 #[allow(clippy::too_many_arguments)]
 #[inline]
@@ -343,19 +353,11 @@ unsafe fn put_inner(
     tcount: c_int,
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
-) -> Result<(), Option<u32>> {
-    let (f, t) = match begin(win, t) {
+) -> Stop {
+    let (o, tb, loc) = match resolve(win, oaddr, ocount, odt, t, disp, tcount, tdt) {
         Ok(x) => x,
-        Err(Skip::Null) => return Ok(()),
-        Err(Skip::Real) => return Err(None),
-    };
-    let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
-    let tb = target_like(tcount, tdt, Some(&o)).ok_or(None)?;
-    let loc = match locate(f, t, disp, &tb) {
-        Ok(l) => l,
         Err(stop) => return stop,
     };
-    let tb = at(&tb, &loc);
     let n = o.bytes().min(tb.bytes());
     let mut tmp = Vec::new();
     // SAFETY: the caller's origin buffer; the target memory is the
@@ -405,19 +407,20 @@ unsafe fn get_inner(
     tcount: c_int,
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
-) -> Result<(), Option<u32>> {
-    let (f, t) = match begin(win, t) {
+) -> Stop {
+    let (o, tb, loc) = match resolve(
+        win,
+        oaddr as *const c_void,
+        ocount,
+        odt,
+        t,
+        disp,
+        tcount,
+        tdt,
+    ) {
         Ok(x) => x,
-        Err(Skip::Null) => return Ok(()),
-        Err(Skip::Real) => return Err(None),
-    };
-    let o = Buf::new(oaddr, ocount, odt).ok_or(None)?;
-    let tb = target_like(tcount, tdt, Some(&o)).ok_or(None)?;
-    let loc = match locate(f, t, disp, &tb) {
-        Ok(l) => l,
         Err(stop) => return stop,
     };
-    let tb = at(&tb, &loc);
     let n = o.bytes().min(tb.bytes());
     // SAFETY: as in `put_inner`, the other way.
     unsafe {

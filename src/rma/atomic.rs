@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use mpi_sys as ffi;
 
-use super::access::{at, begin, load, locate, packed, runs, store, target, Skip, Stop};
+use super::access::{at, begin, load, locate, packed, runs, store, target, Stop};
 use super::outcome;
 use super::window::Fast;
 use crate::comm::node::wait_until;
@@ -404,6 +404,7 @@ unsafe fn soft(
         return;
     }
     let mut cur = vec![0u8; bytes];
+    // SAFETY: per the contract; `cur` holds `bytes` bytes.
     unsafe {
         load(tb, loc, cur.as_mut_ptr(), bytes);
         if let Some(o) = old {
@@ -432,11 +433,10 @@ unsafe fn acc_inner(
     tdt: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
     win: ffi::MPI_Win,
-) -> Result<(), Option<u32>> {
+) -> Stop {
     let (f, t) = match begin(win, t) {
         Ok(x) => x,
-        Err(Skip::Null) => return Ok(()),
-        Err(Skip::Real) => return Err(None),
+        Err(stop) => return stop,
     };
     let pl = plan(op, tdt, result.is_some()).ok_or(None)?;
     let o = match origin {
@@ -671,11 +671,10 @@ unsafe fn cas_inner(
     t: c_int,
     disp: ffi::MPI_Aint,
     win: ffi::MPI_Win,
-) -> Result<(), Option<u32>> {
+) -> Stop {
     let (f, t) = match begin(win, t) {
         Ok(x) => x,
-        Err(Skip::Null) => return Ok(()),
-        Err(Skip::Real) => return Err(None),
+        Err(stop) => return stop,
     };
     let class = op::class_of(dt).ok_or(None)?;
     if !matches!(

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use mpi_sys as ffi;
 
 use super::on;
-use super::window::{adopt, flavor, put_ptr, Peer};
+use super::window::{adopt, flavor, local, put_ptr, Peer};
 use crate::comm::node::LINE;
 use crate::heap;
 use crate::stats;
@@ -181,13 +181,6 @@ pub unsafe fn create_dynamic(
     rc
 }
 
-/// Whether `comm` is an intra-communicator heapmpi could run a window over
-/// (the same answer on every member): the allocating calls then take
-/// memory from the heap.
-fn candidate(comm: ffi::MPI_Comm) -> bool {
-    on() && crate::comm::lookup(comm).is_some_and(|i| i.n_remote == 0)
-}
-
 /// `MPI_Win_allocate`: memory from the shared heap, under a real
 /// `Win_create`; when some member gets none, the real `Win_allocate`.
 ///
@@ -201,7 +194,7 @@ pub unsafe fn win_allocate(
     baseptr: *mut c_void,
     win: *mut ffi::MPI_Win,
 ) -> c_int {
-    if size >= 0 && unit > 0 && candidate(comm) {
+    if size >= 0 && unit > 0 && local(comm) {
         let p = heap::alloc_shared(LINE, size as usize);
         if all_got(comm, p) {
             // SAFETY: the caller's out-pointers; memory of `size` bytes.
@@ -272,7 +265,7 @@ pub unsafe fn win_allocate_shared(
     baseptr: *mut c_void,
     win: *mut ffi::MPI_Win,
 ) -> c_int {
-    if size >= 0 && unit > 0 && candidate(comm) {
+    if size >= 0 && unit > 0 && local(comm) {
         if let Some((p, segs, whole)) = shared_segments(size as usize, unit as usize, comm) {
             let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
             let mine = segs[me];

@@ -50,7 +50,7 @@ use std::sync::Mutex;
 
 use mpi_sys as ffi;
 
-use crate::raw::RawHandle;
+use crate::raw::{HandleCache, RawHandle};
 use crate::stats;
 
 pub use access::{get, put, rget, rput};
@@ -91,9 +91,8 @@ static GEN: AtomicU64 = AtomicU64::new(0);
 const CACHED: usize = 4;
 
 thread_local! {
-    /// (generation, [(window bits, Win)]), most recent first.
-    static CACHE: RefCell<(u64, [(usize, usize); CACHED])> =
-        const { RefCell::new((0, [(0, 0); CACHED])) };
+    /// Window bits to `Win`s.
+    static CACHE: RefCell<HandleCache<CACHED>> = const { RefCell::new(HandleCache::new()) };
 }
 
 /// heapmpi's state of `win`, if it made it.
@@ -101,27 +100,14 @@ thread_local! {
 fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
     let bits = win.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
-    let hit = CACHE.with(|c| {
-        let c = c.borrow();
-        if c.0 != gen {
-            return None;
-        }
-        c.1.iter().find(|e| e.0 == bits && e.1 != 0).map(|e| e.1)
-    });
+    let hit = CACHE.with(|c| c.borrow().get(gen, bits));
     let p = match hit {
         Some(p) => p,
         None => {
             let wins = WINS.lock().unwrap_or_else(|e| e.into_inner());
             let p = wins.iter().find(|e| e.0 == bits)?.1;
             drop(wins);
-            CACHE.with(|c| {
-                let mut c = c.borrow_mut();
-                if c.0 != gen {
-                    *c = (gen, [(0, 0); CACHED]);
-                }
-                c.1.rotate_right(1);
-                c.1[0] = (bits, p);
-            });
+            CACHE.with(|c| c.borrow_mut().put(gen, bits, p));
             p
         }
     };

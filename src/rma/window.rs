@@ -413,8 +413,9 @@ pub(super) unsafe fn adopt(
 }
 
 /// Whether heapmpi may run windows over `comm`: on, and every member on this
-/// node (the same answer on every member).
-fn local(comm: ffi::MPI_Comm) -> bool {
+/// node (the same answer on every member). The allocating calls ask it
+/// before they take memory from the heap.
+pub(super) fn local(comm: ffi::MPI_Comm) -> bool {
     if !on() {
         return false;
     }
