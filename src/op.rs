@@ -295,7 +295,71 @@ pub fn predefined(op: ffi::MPI_Op) -> Option<Pre> {
     table.iter().find(|e| e.0 == op).map(|e| e.1)
 }
 
+/// Whether the real MPI applies predefined operation `op` to predefined
+/// type `dt`, though MPI-4.0 §6.9.2 does not list the pair or heapmpi's
+/// table does not know the type (both MPIs accept `MPI_SUM` on `MPI_CHAR`,
+/// for one). One-sided accumulates need the answer: inside an epoch
+/// heapmpi opened, a call it hands to the real MPI finds no epoch there, so
+/// heapmpi must run every pair the MPI underneath accepts, and leaves only
+/// the pairs it refuses to the real MPI, which then raises its own class.
+///
+/// The answer comes from the MPI itself: `MPI_Reduce_local` of one element
+/// of zeros, once per pair and process. That call raises its errors on
+/// `MPI_COMM_WORLD` (Open MPI) or `MPI_COMM_SELF` (MPICH), so both handlers
+/// are `MPI_ERRORS_RETURN` for its duration and then set back.
+pub fn real_accepts(op: ffi::MPI_Op, dt: ffi::MPI_Datatype) -> bool {
+    /// Pairs probed: (op bits, type bits, accepted).
+    static SEEN: std::sync::Mutex<Vec<(usize, usize, bool)>> = std::sync::Mutex::new(Vec::new());
+    let key = (op.0.to_bits(), dt.0.to_bits());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = seen.iter().find(|e| (e.0, e.1) == key) {
+        return e.2;
+    }
+    let ok = match crate::dt::layout(dt) {
+        Some(l) if l.d.named && l.extent <= 64 => probe_reduce_local(op, dt),
+        _ => false,
+    };
+    seen.push((key.0, key.1, ok));
+    ok
+}
+
+/// [`real_accepts`], asked of the MPI (under the lock of its cache, so no
+/// two probes swap the handlers at once).
+fn probe_reduce_local(op: ffi::MPI_Op, dt: ffi::MPI_Datatype) -> bool {
+    let mut a = [0u64; 8];
+    let mut b = [0u64; 8];
+    // SAFETY: reading MPI constants; valid out-pointers; one element of
+    // at most 64 bytes (checked by the caller) in each buffer; the saved
+    // handlers are set back and their references freed.
+    unsafe {
+        let comms = [ffi::RSMPI_COMM_WORLD, ffi::RSMPI_COMM_SELF];
+        let mut saved = [core::mem::zeroed::<ffi::MPI_Errhandler>(); 2];
+        for (c, s) in comms.iter().zip(saved.iter_mut()) {
+            ffi::PMPI_Comm_get_errhandler(*c, s);
+            ffi::PMPI_Comm_set_errhandler(*c, ffi::RSMPI_ERRORS_RETURN);
+        }
+        let rc = ffi::PMPI_Reduce_local(a.as_mut_ptr().cast(), b.as_mut_ptr().cast(), 1, dt, op);
+        for (c, s) in comms.iter().zip(saved.iter_mut()) {
+            ffi::PMPI_Comm_set_errhandler(*c, *s);
+            ffi::PMPI_Errhandler_free(s);
+        }
+        rc == 0
+    }
+}
+
 impl Reducer {
+    /// A reducer that leaves `op` on `dt` (a pair [`real_accepts`]) to
+    /// the real MPI's `MPI_Reduce_local`.
+    pub fn by_real(op: ffi::MPI_Op, dt: ffi::MPI_Datatype, l: &crate::dt::Layout) -> Reducer {
+        Reducer {
+            op,
+            dt,
+            ext: l.extent,
+            kernel: None,
+            commute: true,
+        }
+    }
+
     /// How to apply `op` to `dt` (`named`: a predefined type), or `None`
     /// when the real MPI must take the call: an invalid or null operation,
     /// a predefined operation on a type outside heapmpi's table (the real

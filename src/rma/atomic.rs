@@ -56,8 +56,12 @@ enum Acc {
 struct Plan {
     acc: Acc,
     base: ffi::MPI_Datatype,
-    /// Bytes of one element.
+    /// Bytes of one element's data (`MPI_Type_size` of `base`).
     size: usize,
+    /// Extent of one element: larger than `size` for the pairs with
+    /// padding (`MPI_DOUBLE_INT`, `MPI_LONG_DOUBLE_INT`, ...), whose packed
+    /// elements are therefore not laid out as the reducer expects.
+    ext: usize,
     /// The element, when hardware atomics apply to its kind and operation.
     hw: Option<Elem>,
     /// For a predefined operation in software.
@@ -102,6 +106,11 @@ fn make_plan(
     let base = if tl.d.named { tdt } else { dt::base_type(tdt)? };
     let l = if tl.d.named { tl } else { dt::layout(base)? };
     let class = op::class_of(base);
+    // A predefined operation on a pair the standard lists, or one the MPI
+    // underneath accepts all the same (then applied by its own
+    // `MPI_Reduce_local`): inside heapmpi's epoch the real MPI could not
+    // take the call.
+    let mut listed = true;
     let acc = if op == op::replace() {
         Acc::Replace
     } else if op == op::no_op() {
@@ -111,12 +120,15 @@ fn make_plan(
         Acc::NoOp
     } else {
         let p = op::predefined(op)?;
-        if !op::valid(p, class?.0) {
+        listed = class.is_some_and(|c| op::valid(p, c.0));
+        if !listed && !op::real_accepts(op, base) {
             return None;
         }
         Acc::Pre(p)
     };
-    let elem = class.and_then(|c| c.1).filter(|e| e.size() == l.extent);
+    let elem = class
+        .and_then(|c| c.1)
+        .filter(|e| listed && e.size() == l.extent);
     // Floating point goes through the target's lock, whatever the
     // operation: a compare-and-swap loop per element ran large accumulates
     // at 1.4 GB/s (1 MiB of doubles in 737 µs, stock Open MPI 20 µs),
@@ -129,13 +141,15 @@ fn make_plan(
     // Also with hardware atomics: a misaligned element goes through the
     // lock.
     let reducer = match acc {
-        Acc::Pre(_) => Some(op::Reducer::new(op, base, &l)?),
+        Acc::Pre(_) if listed => Some(op::Reducer::new(op, base, &l)?),
+        Acc::Pre(_) => Some(op::Reducer::by_real(op, base, &l)),
         _ => None,
     };
     Some(Plan {
         acc,
         base,
         size: l.d.size,
+        ext: l.extent,
         hw,
         reducer,
     })
@@ -413,11 +427,44 @@ unsafe fn soft(
         match (pl.acc, &pl.reducer) {
             (Acc::Replace, _) => store(tb, loc, src, bytes),
             (Acc::Pre(_), Some(r)) => {
-                r.apply(src, cur.as_mut_ptr(), n);
+                reduce_packed(pl, r, src, cur.as_mut_ptr(), n);
                 store(tb, loc, cur.as_ptr(), bytes);
             }
             _ => {}
         }
+    }
+}
+
+/// `cur = src op cur` on `n` packed elements of the plan's basic type.
+/// The reducer works on elements laid out at their extent, which packed
+/// elements are only when the type has no padding: a pair such as
+/// `MPI_LONG_DOUBLE_INT` (20 bytes of data, extent 32) is unpacked into
+/// its native layout on both sides first and the result packed back.
+///
+/// # Safety
+/// `src` and `cur` hold `n` packed elements each.
+unsafe fn reduce_packed(pl: &Plan, r: &op::Reducer, src: *const u8, cur: *mut u8, n: usize) {
+    if pl.size == pl.ext {
+        // SAFETY: per the contract; packed is native here.
+        unsafe { r.apply(src, cur, n) };
+        return;
+    }
+    let bytes = n * pl.size;
+    let mut a = vec![0u8; n * pl.ext];
+    let mut b = vec![0u8; n * pl.ext];
+    let native = |p: &mut Vec<u8>| Buf {
+        ptr: p.as_mut_ptr(),
+        count: n,
+        ..elem_buf(pl)
+    };
+    let (na, nb) = (native(&mut a), native(&mut b));
+    // SAFETY: `a` and `b` hold `n` elements at their extent; `src` and
+    // `cur` hold `bytes` packed bytes (the contract).
+    unsafe {
+        na.unpack_from(src, bytes);
+        nb.unpack_from(cur, bytes);
+        r.apply(na.ptr, nb.ptr, n);
+        nb.pack_to(cur);
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use mpi_sys as ffi;
 
 use super::on;
-use super::window::{adopt, flavor, local, put_ptr, Peer};
+use super::window::{adopt, flavor, local_allocatable, put_ptr, shared_base, Peer};
 use crate::comm::node::LINE;
 use crate::heap;
 use crate::stats;
@@ -194,7 +194,7 @@ pub unsafe fn win_allocate(
     baseptr: *mut c_void,
     win: *mut ffi::MPI_Win,
 ) -> c_int {
-    if size >= 0 && unit > 0 && local(comm) {
+    if size >= 0 && unit > 0 && local_allocatable(comm) {
         let p = heap::alloc_shared(LINE, size as usize);
         if all_got(comm, p) {
             // SAFETY: the caller's out-pointers; memory of `size` bytes.
@@ -265,13 +265,16 @@ pub unsafe fn win_allocate_shared(
     baseptr: *mut c_void,
     win: *mut ffi::MPI_Win,
 ) -> c_int {
-    if size >= 0 && unit > 0 && local(comm) {
+    if size >= 0 && unit > 0 && local_allocatable(comm) {
         if let Some((p, segs, whole)) = shared_segments(size as usize, unit as usize, comm) {
             let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
             let mine = segs[me];
+            // The base the program sees (and the real window reports as
+            // `MPI_WIN_BASE`): null for an empty segment under MPICH.
+            let p = shared_base(p as usize, mine.size) as *mut u8;
             // SAFETY: the caller's out-pointers; the segment's memory.
             let rc = serialized(comm, || unsafe {
-                ffi::PMPI_Win_create(mine.base as *mut c_void, size, unit, info, comm, win)
+                ffi::PMPI_Win_create(p.cast(), size, unit, info, comm, win)
             });
             if rc != 0 {
                 if !whole.is_null() {

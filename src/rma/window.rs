@@ -428,6 +428,20 @@ pub(super) fn local(comm: ffi::MPI_Comm) -> bool {
     }
 }
 
+/// Whether heapmpi may allocate a window's memory on `comm` and wrap it
+/// in a real `MPI_Win_create`: [`local`], except for a communicator of
+/// one process under Open MPI, whose 4.1 series cannot create a window
+/// there (`MPI_Win_create` raises `MPI_ERR_WIN` in a job of more than one
+/// process, while its `Win_allocate` and `Win_allocate_shared` work): such
+/// a window, which no other process can reach anyway, stays the real
+/// MPI's.
+pub(super) fn local_allocatable(comm: ffi::MPI_Comm) -> bool {
+    if cfg!(heapmpi_openmpi) && crate::comm::lookup(comm).is_some_and(|i| i.size == 1) {
+        return false;
+    }
+    local(comm)
+}
+
 /// The fast state of a window over `comm` (collective), or `None` when a
 /// member cannot take part.
 ///
@@ -706,22 +720,44 @@ pub unsafe fn shared_query(
     let segs = lookup(win).and_then(|w| w.segments.as_deref());
     if let Some(segs) = segs {
         let seg = if rank == super::proc_null() {
-            segs.iter().find(|s| s.size > 0).or(segs.first())
+            // No segment with memory: both MPIs give size 0 and a null
+            // base; Open MPI a unit of 0, MPICH the first member's.
+            segs.iter().find(|s| s.size > 0).copied().or_else(|| {
+                segs.first().map(|s| Peer {
+                    base: 0,
+                    size: 0,
+                    unit: if cfg!(heapmpi_mpich) { s.unit } else { 0 },
+                    pid: s.pid,
+                })
+            })
         } else {
-            (rank >= 0).then(|| segs.get(rank as usize)).flatten()
+            (rank >= 0)
+                .then(|| segs.get(rank as usize).copied())
+                .flatten()
         };
         if let (Some(s), false) = (seg, size.is_null() || unit.is_null() || baseptr.is_null()) {
             // SAFETY: per the contract, the out-pointers are valid.
             unsafe {
                 *size = s.size as ffi::MPI_Aint;
                 *unit = s.unit as c_int;
-                put_ptr(baseptr, s.base as *mut u8);
+                put_ptr(baseptr, shared_base(s.base, s.size) as *mut u8);
             }
             return 0;
         }
     }
     // SAFETY: forwarded unchanged (the real MPI raises its error).
     unsafe { ffi::PMPI_Win_shared_query(win, rank, size, unit, baseptr) }
+}
+
+/// The base a shared window reports for a segment at `base` of `size`
+/// bytes: MPICH gives an empty segment a null base (programs assert it),
+/// Open MPI an address.
+pub(super) fn shared_base(base: usize, size: usize) -> usize {
+    if cfg!(heapmpi_mpich) && size == 0 {
+        0
+    } else {
+        base
+    }
 }
 
 /// The window's fast state, for the operations.
