@@ -14,12 +14,45 @@ use std::process::Command;
 fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let map = format!("{dir}/linker-scripts/heapmpi.map");
+    let mpi4_list = format!("{dir}/linker-scripts/mpi4.list");
     println!("cargo:rerun-if-changed={map}");
+    println!("cargo:rerun-if-changed={mpi4_list}");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MPICC");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={map}");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_openmpi)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpich)");
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi4)");
+    // The MPI-4.0 routines heapmpi intercepts (`linker-scripts/mpi4.list`)
+    // exist only in an MPI that declares them: their entry points are
+    // compiled (`cfg(heapmpi_mpi4)`) and exported only then, the version
+    // script extended with their names and `__wrap_` twins.
+    let mpi4 = declares_mpi4();
+    let script = if mpi4 {
+        println!("cargo:rustc-cfg=heapmpi_mpi4");
+        let base = std::fs::read_to_string(&map).expect("linker-scripts/heapmpi.map");
+        let list = std::fs::read_to_string(&mpi4_list).expect("linker-scripts/mpi4.list");
+        let mut extra = String::from("    /* linker-scripts/mpi4.list */\n");
+        for name in list
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            extra.push_str(&format!("    {name}; __wrap_{name};\n"));
+        }
+        let (head, tail) = base
+            .split_once("  local:")
+            .expect("heapmpi.map has a local: section");
+        let out = format!(
+            "{}/heapmpi.map",
+            std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")
+        );
+        std::fs::write(&out, format!("{head}{extra}  local:{tail}"))
+            .expect("write the version script");
+        out
+    } else {
+        map
+    };
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={script}");
     match flavour() {
         Some(f) => println!("cargo:rustc-cfg=heapmpi_{f}"),
         None => println!(
@@ -28,6 +61,28 @@ fn main() {
             std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into())
         ),
     }
+}
+
+/// Whether `<mpi.h>` declares the MPI-4.0 large-count routines (MPICH
+/// from 4.0, Open MPI from 5.0; not Open MPI 4.1).
+fn declares_mpi4() -> bool {
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    let Ok(out_dir) = std::env::var("OUT_DIR") else {
+        return false;
+    };
+    let src = format!("{out_dir}/probe_mpi4.c");
+    if std::fs::write(&src, "#include <mpi.h>\n").is_err() {
+        return false;
+    }
+    Command::new(&mpicc)
+        .args(["-E", &src])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == "MPI_Isendrecv_replace_c")
+        })
+        .unwrap_or(false)
 }
 
 /// `openmpi` or `mpich`, from the macros `<mpi.h>` defines.

@@ -32,6 +32,10 @@ pub struct Dt {
 /// communication: Relaxed is enough (MPI_Init synchronises).
 static NAMED: AtomicI32 = AtomicI32::new(i32::MIN);
 
+/// `MPI_COMBINER_CONTIGUOUS` of the MPI in use (learned at init, as
+/// [`NAMED`]).
+static CONTIGUOUS: AtomicI32 = AtomicI32::new(i32::MIN);
+
 /// A private duplicate of `MPI_COMM_SELF` with `MPI_ERRORS_RETURN`, for
 /// probing datatypes without raising errors on the program's handlers.
 /// Set once at init (before any communication).
@@ -63,6 +67,17 @@ pub fn init() {
     } == 0
     {
         NAMED.store(comb, Ordering::Relaxed);
+    }
+    // SAFETY: reading an MPI constant.
+    let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
+    // SAFETY: a predefined base, valid out-pointers; the type is freed.
+    unsafe {
+        if ffi::PMPI_Type_contiguous(2, ffi::RSMPI_INT32_T, &mut t) == 0 {
+            if ffi::PMPI_Type_get_envelope(t, &mut ni, &mut na, &mut nd, &mut comb) == 0 {
+                CONTIGUOUS.store(comb, Ordering::Relaxed);
+            }
+            ffi::PMPI_Type_free(&mut t);
+        }
     }
 }
 
@@ -118,18 +133,19 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
     if dt == unsafe { ffi::RSMPI_DATATYPE_NULL } {
         return None;
     }
-    let mut size: c_int = 0;
+    let mut size: ffi::MPI_Count = 0;
     // SAFETY: an MPI handle and a valid out-pointer; an invalid handle gives
-    // an error code (heapmpi then defers to the real call).
-    if unsafe { ffi::PMPI_Type_size(dt, &mut size) } != 0 || size < 0 {
+    // an error code (heapmpi then defers to the real call). The `_x` form:
+    // a type of 2 GiB or more (MPI_Type_contiguous_c, or a classic
+    // constructor over a large one) has a size `MPI_Type_size` cannot give,
+    // and heapmpi must still serve it, or the peer's classic receive of the
+    // same bytes would wait in heapmpi's queues for a message that went to
+    // the real MPI.
+    if unsafe { ffi::PMPI_Type_size_x(dt, &mut size) } != 0 || size < 0 {
         return None;
     }
-    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
-    // SAFETY: as above.
-    if unsafe { ffi::PMPI_Type_get_envelope(dt, &mut ni, &mut na, &mut nd, &mut comb) } != 0 {
-        return None;
-    }
-    let named = comb == NAMED.load(Ordering::Relaxed);
+    let env = envelope(dt)?;
+    let named = env.comb == NAMED.load(Ordering::Relaxed);
     if !named {
         // A derived type must be committed: packing zero elements fails
         // otherwise (both MPIs), and heapmpi then leaves the call to the
@@ -155,8 +171,19 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
             return None;
         }
     }
+    // Dense: a predefined type without holes, or a contiguous type of such
+    // a type (the large counts of the `_c` routines come as those).
+    let dense_parts = named
+        || (env.comb == CONTIGUOUS.load(Ordering::Relaxed) && env.nd == 1 && {
+            let types = contents_types(dt, &env).unwrap_or_default();
+            let dense = types
+                .first()
+                .is_some_and(|&b| lookup(b).is_some_and(|(d, _)| d.contig));
+            types.into_iter().for_each(free_if_derived);
+            dense
+        });
     let mut contig = false;
-    if named {
+    if dense_parts {
         let (lb, ext, tlb, text) = extents(dt);
         contig = lb == 0 && tlb == 0 && ext == size as ffi::MPI_Aint && text == ext;
     }
@@ -523,51 +550,175 @@ pub fn base_type(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
     if dt == unsafe { ffi::RSMPI_DATATYPE_NULL } {
         return None;
     }
-    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
-    // SAFETY: an MPI handle and valid out-pointers; an invalid handle gives
-    // an error code.
-    if unsafe { ffi::PMPI_Type_get_envelope(dt, &mut ni, &mut na, &mut nd, &mut comb) } != 0 {
-        return None;
-    }
-    let named = NAMED.load(Ordering::Relaxed);
-    if comb == named {
+    let env = envelope(dt)?;
+    if env.comb == NAMED.load(Ordering::Relaxed) {
         return Some(dt);
     }
-    let mut ints = vec![0 as c_int; ni.max(0) as usize];
-    let mut addrs = vec![0 as ffi::MPI_Aint; na.max(0) as usize];
-    // SAFETY: reading an MPI constant.
-    let mut types = vec![unsafe { ffi::RSMPI_DATATYPE_NULL }; nd.max(0) as usize];
-    // SAFETY: arrays of the sizes the envelope gave.
-    let rc = unsafe {
-        ffi::PMPI_Type_get_contents(
-            dt,
-            ni,
-            na,
-            nd,
-            ints.as_mut_ptr(),
-            addrs.as_mut_ptr(),
-            types.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
+    let types = contents_types(dt, &env)?;
     let mut base: Option<Option<ffi::MPI_Datatype>> = None;
-    for mut t in types {
+    for t in types {
         let b = base_type(t);
         base = match base {
             None => Some(b),
             Some(prev) if prev.map(|p| p.0.to_bits()) == b.map(|p| p.0.to_bits()) => Some(prev),
             Some(_) => Some(None),
         };
-        let (mut a, mut b2, mut c, mut k) = (0, 0, 0, 0);
-        // SAFETY: a handle MPI_Type_get_contents returned: a derived one
-        // is ours to free, a predefined one must not be freed.
-        unsafe {
-            if ffi::PMPI_Type_get_envelope(t, &mut a, &mut b2, &mut c, &mut k) == 0 && k != named {
-                ffi::PMPI_Type_free(&mut t);
-            }
-        }
+        free_if_derived(t);
     }
     base.flatten()
+}
+
+/// What `MPI_Type_get_envelope` tells of a datatype.
+struct Envelope {
+    /// The combiner.
+    comb: c_int,
+    /// Integers, addresses, large counts (MPI-4.0) and datatypes that
+    /// describe it.
+    ni: usize,
+    na: usize,
+    nc: usize,
+    nd: usize,
+}
+
+/// The envelope of a valid datatype, or `None` when the MPI refuses. In an
+/// MPI with the large-count routines this is `MPI_Type_get_envelope_c`:
+/// the classic call raises an error on a type built with large counts.
+fn envelope(dt: ffi::MPI_Datatype) -> Option<Envelope> {
+    #[cfg(heapmpi_mpi4)]
+    {
+        let (mut ni, mut na, mut nc, mut nd, mut comb) = (0, 0, 0, 0, 0);
+        // SAFETY: an MPI handle and valid out-pointers; an invalid handle
+        // gives an error code.
+        let rc = unsafe {
+            ffi::PMPI_Type_get_envelope_c(dt, &mut ni, &mut na, &mut nc, &mut nd, &mut comb)
+        };
+        (rc == 0).then_some(Envelope {
+            comb,
+            ni: ni.max(0) as usize,
+            na: na.max(0) as usize,
+            nc: nc.max(0) as usize,
+            nd: nd.max(0) as usize,
+        })
+    }
+    #[cfg(not(heapmpi_mpi4))]
+    {
+        let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
+        // SAFETY: as above.
+        let rc = unsafe { ffi::PMPI_Type_get_envelope(dt, &mut ni, &mut na, &mut nd, &mut comb) };
+        (rc == 0).then_some(Envelope {
+            comb,
+            ni: ni.max(0) as usize,
+            na: na.max(0) as usize,
+            nc: 0,
+            nd: nd.max(0) as usize,
+        })
+    }
+}
+
+/// The datatypes a derived datatype is built from (the caller frees them
+/// with [`free_if_derived`]).
+fn contents_types(dt: ffi::MPI_Datatype, env: &Envelope) -> Option<Vec<ffi::MPI_Datatype>> {
+    let mut ints = vec![0 as c_int; env.ni];
+    let mut addrs = vec![0 as ffi::MPI_Aint; env.na];
+    // SAFETY: reading an MPI constant.
+    let mut types = vec![unsafe { ffi::RSMPI_DATATYPE_NULL }; env.nd];
+    #[cfg(heapmpi_mpi4)]
+    // SAFETY: arrays of the sizes the envelope gave.
+    let rc = unsafe {
+        let mut counts = vec![0 as ffi::MPI_Count; env.nc];
+        ffi::PMPI_Type_get_contents_c(
+            dt,
+            env.ni as ffi::MPI_Count,
+            env.na as ffi::MPI_Count,
+            env.nc as ffi::MPI_Count,
+            env.nd as ffi::MPI_Count,
+            ints.as_mut_ptr(),
+            addrs.as_mut_ptr(),
+            counts.as_mut_ptr(),
+            types.as_mut_ptr(),
+        )
+    };
+    #[cfg(not(heapmpi_mpi4))]
+    // SAFETY: arrays of the sizes the envelope gave.
+    let rc = unsafe {
+        let _ = env.nc;
+        ffi::PMPI_Type_get_contents(
+            dt,
+            env.ni as c_int,
+            env.na as c_int,
+            env.nd as c_int,
+            ints.as_mut_ptr(),
+            addrs.as_mut_ptr(),
+            types.as_mut_ptr(),
+        )
+    };
+    (rc == 0).then_some(types)
+}
+
+/// Frees a datatype `MPI_Type_get_contents` returned, unless predefined
+/// (which must not be freed).
+fn free_if_derived(mut t: ffi::MPI_Datatype) {
+    if envelope(t).is_some_and(|e| e.comb != NAMED.load(Ordering::Relaxed)) {
+        // SAFETY: a derived handle MPI_Type_get_contents returned: ours.
+        unsafe { ffi::PMPI_Type_free(&mut t) };
+    }
+}
+
+/// A large-count argument (`MPI_Count`, the MPI-4.0 `_c` routines) as the
+/// `int` count heapmpi's paths take: the count itself when it fits, else
+/// one element of a contiguous datatype of `count` elements, freed when
+/// this is dropped (an operation still pending then holds its own
+/// duplicate, as for any derived type a program frees). So a message sent
+/// with `MPI_Send_c` goes through the same matching and ordering as one
+/// sent with `MPI_Send`, whatever its count.
+#[cfg(heapmpi_mpi4)]
+pub struct Narrow {
+    /// The count to pass.
+    pub count: c_int,
+    /// The datatype to pass.
+    pub dt: ffi::MPI_Datatype,
+    owned: bool,
+}
+
+#[cfg(heapmpi_mpi4)]
+impl Narrow {
+    /// `count` elements of `dt`, or `None` for a negative count or a
+    /// datatype the real MPI refuses (the caller makes the real `_c` call,
+    /// which raises the error).
+    pub fn new(count: ffi::MPI_Count, dt: ffi::MPI_Datatype) -> Option<Narrow> {
+        if count < 0 {
+            return None;
+        }
+        info(dt)?;
+        if count <= c_int::MAX as ffi::MPI_Count {
+            return Some(Narrow {
+                count: count as c_int,
+                dt,
+                owned: false,
+            });
+        }
+        // SAFETY: reading an MPI constant.
+        let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
+        // SAFETY: a valid datatype (checked above), a valid out-pointer.
+        let ok = unsafe {
+            ffi::PMPI_Type_contiguous_c(count, dt, &mut t) == 0
+                && ffi::PMPI_Type_commit(&mut t) == 0
+        };
+        ok.then_some(Narrow {
+            count: 1,
+            dt: t,
+            owned: true,
+        })
+    }
+}
+
+#[cfg(heapmpi_mpi4)]
+impl Drop for Narrow {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: the datatype made in `new`; pending operations hold
+            // their own references.
+            unsafe { ffi::PMPI_Type_free(&mut self.dt) };
+        }
+    }
 }

@@ -23,6 +23,8 @@ pub mod dt;
 pub mod ffi;
 pub mod fortran;
 pub mod heap;
+#[cfg(heapmpi_mpi4)]
+pub mod large;
 pub mod mpi;
 pub mod op;
 pub mod p2p;

@@ -367,3 +367,69 @@ fn p2p_thread_multiple_stress() {
         "threadstress",
     );
 }
+
+/// The MPI-4.0 point-to-point and one-sided routines mixed with their
+/// classic twins (`tests/c/p2p_mpi4.c`): every send of one family against
+/// every receive of the other, probes, order across both, `MPI_Isendrecv`
+/// against `MPI_Sendrecv`, the one-sided `_c` calls on heap windows, and
+/// (2 ranks, `P2P_MPI4_LARGE=1`) a 2 GiB + 25 B message with
+/// `MPI_Send_c`/`MPI_Recv_c`. Before heapmpi intercepted them, a message
+/// sent with `MPI_Send_c` under MPICH was never seen by heapmpi's
+/// `MPI_Recv`, and the job hung. Runs on every MPI whose `<mpi.h>` has
+/// them (MPICH here; Open MPI 4.1 has none), over the point-to-point
+/// configurations; at least one such MPI must be installed.
+#[test]
+fn p2p_mixed_with_mpi4_routines() {
+    let (test, program, verdict) = ("p2p_mixed_with_mpi4_routines", "p2p_mpi4", "mpi4");
+    let large = [("P2P_MPI4_LARGE", "1")];
+    let mut fl = Failures::new();
+    let flavours: Vec<Flavour> = available_flavours()
+        .into_iter()
+        .filter(|&f| declares_mpi4(f))
+        .collect();
+    assert!(
+        !flavours.is_empty(),
+        "no installed MPI declares the MPI-4.0 routines (MPICH 4 does)"
+    );
+    for f in flavours {
+        for cfg in &CONFIGS {
+            let n = cfg.nranks;
+            let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
+            if cfg.stats {
+                env.extend_from_slice(&large);
+            }
+            let stock_case = Case::new(program, f, Mode::Stock, n).env(&env);
+            let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+                continue;
+            };
+            if cfg.stats {
+                env.extend_from_slice(&STATS);
+            }
+            for mode in HEAPMPI_MODES {
+                let case = Case::new(program, f, mode, n).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if cfg.stats {
+                        check_status_lines(o, n, HeapState::Active)?;
+                        check_nothing_left(o)?;
+                        // The 2 GiB message went through the heap.
+                        let syn = stats_values(&o.stderr, "synergistic");
+                        if !syn.iter().any(|v| {
+                            v.split('/').nth(1).is_some_and(|b| {
+                                b.trim_end_matches('B')
+                                    .parse::<u64>()
+                                    .is_ok_and(|x| x > 1 << 31)
+                            })
+                        }) {
+                            return Err(format!(
+                                "no rank reports the 2 GiB message through the heap: {syn:?}"
+                            ));
+                        }
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish(test);
+}

@@ -45,5 +45,7 @@ pub mod coll;
 pub mod fortran;
 pub mod malloc;
 pub mod mpi;
+#[cfg(heapmpi_mpi4)]
+pub mod mpi4;
 pub mod p2p;
 pub mod rma;

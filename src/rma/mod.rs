@@ -62,7 +62,7 @@ pub use sync::{
     fence, flush, flush_all, flush_local, flush_local_all, lock, lock_all, post,
     start as win_start, test, unlock, unlock_all, wait, win_complete, win_sync,
 };
-pub use window::{attach, detach, free, get_attr, shared_query, Win};
+pub use window::{attach, detach, free, get_attr, is_heap_shared, shared_query, Win};
 
 /// Whether heapmpi runs one-sided communication (agreed by all ranks at
 /// init). Written once at init, before any communication: Relaxed.

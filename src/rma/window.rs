@@ -749,6 +749,12 @@ pub unsafe fn shared_query(
     unsafe { ffi::PMPI_Win_shared_query(win, rank, size, unit, baseptr) }
 }
 
+/// Whether `win` is a shared window heapmpi allocated (its segments are
+/// heapmpi's to report).
+pub fn is_heap_shared(win: ffi::MPI_Win) -> bool {
+    lookup(win).is_some_and(|w| w.segments.is_some())
+}
+
 /// The base a shared window reports for a segment at `base` of `size`
 /// bytes: MPICH gives an empty segment a null base (programs assert it),
 /// Open MPI an address.

@@ -195,6 +195,25 @@ pub fn flavour_available(f: Flavour) -> bool {
 }
 
 /// Both flavours (a missing one fails the test, see [`flavour_available`]).
+/// Whether flavour `f`'s `<mpi.h>` declares the MPI-4.0 large-count
+/// routines (MPICH from 4.0, Open MPI from 5.0), as `build.rs` decides
+/// whether heapmpi defines them.
+pub fn declares_mpi4(f: Flavour) -> bool {
+    let dir =
+        std::env::temp_dir().join(format!("heapmpi-mpi4-{}-{}", f.name(), std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("probe.c");
+    std::fs::write(&src, "#include <mpi.h>\n").unwrap();
+    let out = Command::new(f.mpicc()).arg("-E").arg(&src).output();
+    let _ = std::fs::remove_dir_all(&dir);
+    out.map(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "MPI_Isendrecv_replace_c")
+    })
+    .unwrap_or(false)
+}
+
 pub fn available_flavours() -> Vec<Flavour> {
     FLAVOURS
         .into_iter()

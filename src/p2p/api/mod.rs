@@ -20,6 +20,8 @@ mod bsend;
 mod complete;
 mod complete_many;
 mod creation;
+#[cfg(heapmpi_mpi4)]
+mod pair;
 mod persist;
 mod recv;
 mod send;
@@ -28,6 +30,8 @@ pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_threa
 pub use complete::*;
 pub use complete_many::*;
 pub use creation::*;
+#[cfg(heapmpi_mpi4)]
+pub use pair::*;
 pub use persist::*;
 pub use recv::*;
 pub use send::*;

@@ -46,6 +46,13 @@ pub struct ReqExt {
     /// A pending send that needs its receiver: the receiver's node-local
     /// index + 1 (counted in its `Tx::waiting`); else 0.
     pub(super) peer: u32,
+    /// `MPI_Isendrecv`: the slot + 1 of the send this receive's request
+    /// also stands for (it is complete only when that send is too, which
+    /// is then released); else 0.
+    pub companion: u32,
+    /// Memory the operation reads until it completes, freed with the slot
+    /// (`MPI_Isendrecv_replace`: the outgoing data, packed).
+    pub scratch: Option<Vec<u8>>,
 }
 
 impl table::Ext for ReqExt {
@@ -56,6 +63,8 @@ impl table::Ext for ReqExt {
         self.persist = None;
         self.recv = None;
         self.peer = 0;
+        self.companion = 0;
+        self.scratch = None;
     }
 }
 
@@ -112,17 +121,52 @@ impl Engine {
 
     /// Tests a request: progress, then whether it is done.
     pub fn test(&mut self, i: u32) -> bool {
-        if matches!(self.reqs[i as usize].state, State::Done(_)) {
+        let r = &self.reqs[i as usize];
+        if matches!(r.state, State::Done(_)) && r.ext.companion == 0 {
             return true;
         }
         self.progress();
         self.check(i)
     }
 
-    /// Whether request `i` is done, without progress of heapmpi's queues
-    /// (callers completing many requests progress once per pass); a request
-    /// carried by the real MPI is tested there. Calling threads only.
+    /// Whether request `i` is done, with its companion send (see
+    /// [`ReqExt::companion`]), which is released once both are; without
+    /// progress of heapmpi's queues, as [`Engine::check_one`]. Calling
+    /// threads only.
     pub fn check(&mut self, i: u32) -> bool {
+        if !self.check_one(i) {
+            return false;
+        }
+        let c = self.reqs[i as usize].ext.companion;
+        if c == 0 {
+            return true;
+        }
+        let s = c - 1;
+        if !self.check_one(s) {
+            return false;
+        }
+        let may = self.may_call_mpi();
+        self.reqs.take_done(s, may, |_| ());
+        self.reqs[i as usize].ext.companion = 0;
+        true
+    }
+
+    /// Makes request `i` (a receive) stand also for send `s` (`MPI_Isendrecv`).
+    pub fn set_companion(&mut self, i: u32, s: u32) {
+        self.reqs[i as usize].ext.companion = s + 1;
+    }
+
+    /// A slot carrying the real MPI's request `inner` (a half of
+    /// `MPI_Isendrecv` that the real MPI serves), or `None` when every
+    /// handle is in use.
+    pub fn wrap_real(&mut self, comm: ffi::MPI_Comm, inner: ffi::MPI_Request) -> Option<u32> {
+        self.new_req(comm, State::Real(inner))
+    }
+
+    /// Whether request `i` alone is done, without progress of heapmpi's
+    /// queues (callers completing many requests progress once per pass); a
+    /// request carried by the real MPI is tested there.
+    fn check_one(&mut self, i: u32) -> bool {
         match self.reqs[i as usize].state {
             State::Done(_) => true,
             State::Real(_) => match self.reqs.test_real(i) {
@@ -194,6 +238,11 @@ impl Engine {
     /// a persistent request freed while active is not restarted.
     pub fn free_request(&mut self, i: u32) {
         let may = self.may_call_mpi();
+        // The companion send goes on as a freed request of its own.
+        let c = core::mem::take(&mut self.reqs[i as usize].ext.companion);
+        if c != 0 {
+            self.reqs.free_request(c - 1, may);
+        }
         self.reqs.free_request(i, may);
         if let Some(r) = self.reqs.get(i as usize) {
             r.ext.persist = None;
