@@ -29,6 +29,17 @@ fn map_globals() -> BTreeSet<String> {
         .collect()
 }
 
+/// The MPI-4.0 routines heapmpi defines where the MPI has them
+/// (`linker-scripts/mpi4.list`), with their `__wrap_` twins.
+fn mpi4_globals() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(repo_root().join("linker-scripts/mpi4.list")).unwrap();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .flat_map(|n| [n.to_string(), format!("__wrap_{n}")])
+        .collect()
+}
+
 fn ld_opts() -> Vec<String> {
     std::fs::read_to_string(repo_root().join("linker-scripts/heapmpi.ld-opts"))
         .unwrap()
@@ -75,7 +86,16 @@ fn exports_match_the_version_script() {
     for f in available_flavours() {
         ensure_library(f).unwrap();
         let got = dynamic_exports(&f.shared_lib());
-        assert_eq!(got, want, "{}: exports differ from heapmpi.map", f.name());
+        let mut want = want.clone();
+        if declares_mpi4(f) {
+            want.extend(mpi4_globals());
+        }
+        assert_eq!(
+            got,
+            want,
+            "{}: exports differ from heapmpi.map (+ mpi4.list where the MPI has it)",
+            f.name()
+        );
         checked += 1;
     }
     assert!(checked > 0 || available_flavours().is_empty());
@@ -83,7 +103,8 @@ fn exports_match_the_version_script() {
 
 #[test]
 fn every_entry_point_has_a_wrap_twin_and_a_wrap_option() {
-    let globals = map_globals();
+    let mut globals = map_globals();
+    globals.extend(mpi4_globals());
     let opts = ld_opts();
     let plain: Vec<&String> = globals
         .iter()
@@ -145,4 +166,98 @@ fn wrap_executables_export_the_malloc_family() {
         checked += 1;
     }
     assert!(checked > 0 || available_flavours().is_empty());
+}
+
+/// Names listed one per line in a file of `linker-scripts/` (`#` comments).
+fn listed(file: &str) -> BTreeSet<String> {
+    std::fs::read_to_string(repo_root().join("linker-scripts").join(file))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The `int MPI_*(...)` routines flavour `f`'s `<mpi.h>` declares that take
+/// a communicator, request, window or message handle.
+fn routines_with_handles(f: Flavour) -> BTreeSet<String> {
+    let dir = std::env::temp_dir().join(format!("heapmpi-protos-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("protos-{}.c", f.name()));
+    std::fs::write(&src, "#include <mpi.h>\n").unwrap();
+    let out = Command::new(f.mpicc())
+        .arg("-E")
+        .arg(&src)
+        .output()
+        .expect("mpicc -E");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{} -E failed", f.mpicc());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut found = BTreeSet::new();
+    let mut rest = flat.as_str();
+    while let Some(p) = rest.find("int MPI_") {
+        let after = &rest[p + 4..];
+        let name_len = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let tail = after[name_len..].trim_start();
+        rest = &after[name_len..];
+        let Some(params) = tail.strip_prefix('(') else {
+            continue;
+        };
+        let params = &params[..params.find(')').unwrap_or(params.len())];
+        let takes_handle = params
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "MPI_Comm" | "MPI_Request" | "MPI_Win" | "MPI_Message"));
+        if takes_handle {
+            found.insert(name.to_string());
+        }
+    }
+    found
+}
+
+/// Every routine of the MPI that takes a communicator, request, window or
+/// message is classified: intercepted (`heapmpi.map`, `mpi4.list`) or left
+/// to the real MPI for a stated reason (`real.list`), never both. A new MPI
+/// that adds such a routine fails here until someone decides whether it
+/// can bypass heapmpi's matching (as MPI_Send_c did on MPICH, where a
+/// message it sent was never seen by heapmpi's MPI_Recv).
+#[test]
+fn every_routine_with_a_handle_is_classified() {
+    let ours: BTreeSet<String> = map_globals()
+        .into_iter()
+        .chain(listed("mpi4.list"))
+        .filter(|s| s.starts_with("MPI_"))
+        .collect();
+    let real = listed("real.list");
+    let both: Vec<_> = ours.intersection(&real).collect();
+    assert!(
+        both.is_empty(),
+        "both intercepted and in real.list: {both:?}"
+    );
+    let mut checked = 0;
+    for f in available_flavours() {
+        let routines = routines_with_handles(f);
+        assert!(
+            routines.len() > 100 && routines.contains("MPI_Send"),
+            "{}: parsed only {} routines from <mpi.h>",
+            f.name(),
+            routines.len()
+        );
+        let unclassified: Vec<_> = routines
+            .iter()
+            .filter(|r| !ours.contains(*r) && !real.contains(*r))
+            .collect();
+        assert!(
+            unclassified.is_empty(),
+            "{}: routines neither intercepted (heapmpi.map, mpi4.list) nor in \
+             linker-scripts/real.list: {unclassified:?}",
+            f.name()
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no MPI to check");
 }
