@@ -67,6 +67,10 @@ pub struct Config {
     pub heap_size: usize,
     /// Print per-rank statistics at `MPI_Finalize` (`HEAPMPI_STATS`).
     pub stats: bool,
+    /// Time every MPI call and print the job's profile at `MPI_Finalize`
+    /// (`HEAPMPI_PROFILE`): `None` off, `Some("")` on stderr, `Some(file)`
+    /// on stderr and as CSV in `file`.
+    pub profile: Option<String>,
     /// Point-to-point through heapmpi (`HEAPMPI_P2P`).
     pub p2p: bool,
     /// Largest inline payload (`HEAPMPI_IMMEDIATE_MAX`).
@@ -106,6 +110,7 @@ impl Default for Config {
             disable: false,
             heap_size: DEFAULT_HEAP_SIZE,
             stats: false,
+            profile: None,
             p2p: true,
             immediate_max: DEFAULT_IMMEDIATE_MAX,
             synergy_min: DEFAULT_SYNERGY_MIN,
@@ -137,6 +142,17 @@ fn flag(v: Option<&str>) -> bool {
     }
 }
 
+/// `HEAPMPI_PROFILE`: off for unset and the "off" words, stderr only for
+/// the "on" words (`1`, `yes`, `on`, `true`), else a file name for the CSV.
+fn profile_setting(v: Option<&str>) -> Option<String> {
+    let s = v.map(str::trim).filter(|s| flag(Some(s)))?;
+    if matches!(s.to_ascii_lowercase().as_str(), "1" | "yes" | "on" | "true") {
+        Some(String::new())
+    } else {
+        Some(s.to_string())
+    }
+}
+
 /// Parses a byte count such as `4096`, `64K`, `512M`, `2G`, `1T` (binary
 /// multiples; an optional trailing `B`/`iB` is accepted).
 pub fn parse_size(s: &str) -> Option<usize> {
@@ -164,6 +180,7 @@ impl Config {
         let mut c = Config {
             disable: flag(get("HEAPMPI_DISABLE").as_deref()),
             stats: flag(get("HEAPMPI_STATS").as_deref()),
+            profile: profile_setting(get("HEAPMPI_PROFILE").as_deref()),
             ..Config::default()
         };
         if let Some(v) = get("HEAPMPI_HEAP_SIZE") {
@@ -304,6 +321,16 @@ mod tests {
         assert!(!cfg(&[("HEAPMPI_DISABLE", "")]).disable);
         assert!(!cfg(&[("HEAPMPI_STATS", "off")]).stats);
         assert!(cfg(&[("HEAPMPI_STATS", "1")]).stats);
+        assert_eq!(cfg(&[]).profile, None);
+        assert_eq!(cfg(&[("HEAPMPI_PROFILE", "0")]).profile, None);
+        assert_eq!(
+            cfg(&[("HEAPMPI_PROFILE", "1")]).profile.as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            cfg(&[("HEAPMPI_PROFILE", "/tmp/p.csv")]).profile.as_deref(),
+            Some("/tmp/p.csv")
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod large;
 pub mod mpi;
 pub mod op;
 pub mod p2p;
+pub mod profile;
 pub mod raw;
 pub mod req;
 pub mod rma;

@@ -30,6 +30,7 @@ pub unsafe fn bcast(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real = || to_real(|| unsafe { ffi::PMPI_Bcast(buf, count, dt, root, comm) });
     let Some(node) = node(comm) else {
@@ -183,6 +184,7 @@ pub unsafe fn scatter(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })

@@ -58,6 +58,7 @@ pub unsafe fn allgather(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real =
         || to_real(|| unsafe { ffi::PMPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) });
@@ -240,6 +241,7 @@ pub unsafe fn gather(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })
@@ -396,6 +398,7 @@ pub unsafe fn alltoall(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real =
         || to_real(|| unsafe { ffi::PMPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) });

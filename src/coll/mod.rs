@@ -119,6 +119,7 @@ fn radix() -> usize {
 /// real MPI, a member that could not stage), counted.
 fn to_real(call: impl FnOnce() -> c_int) -> c_int {
     stats::COLL_REAL.add(1);
+    crate::profile::real(crate::profile::How::Args, None);
     call()
 }
 
@@ -128,7 +129,10 @@ fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
     if !ON.load(Ordering::Relaxed) || comm == comm_null() {
         return None;
     }
-    let info = info(comm)?;
+    let Some(info) = info(comm) else {
+        crate::profile::real(crate::profile::How::UnknownComm, None);
+        return None;
+    };
     info.node
         .get_or_init(|| Node::create(info, comm, INLINE.load(Ordering::Relaxed)))
         .as_ref()
@@ -231,6 +235,7 @@ fn rank_ok(root: c_int, n: usize) -> Option<usize> {
 #[inline]
 fn ran() {
     stats::COLL_FAST.add(1);
+    crate::profile::heap(None);
 }
 
 /// Counts a call every member handed to the real MPI half-way (no shared

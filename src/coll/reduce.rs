@@ -84,6 +84,7 @@ pub unsafe fn allreduce(
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real = || to_real(|| unsafe { ffi::PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm) });
     let Some((node, l, red)) = common(comm, count, dt, op, true) else {
@@ -147,6 +148,7 @@ pub unsafe fn reduce(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real = || to_real(|| unsafe { ffi::PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm) });
     let Some((node, l, red)) = common(comm, count, dt, op, true) else {
@@ -254,6 +256,7 @@ pub unsafe fn reduce_scatter_block(
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real =
         || to_real(|| unsafe { ffi::PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm) });
@@ -338,6 +341,7 @@ pub unsafe fn scan(
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real = || to_real(|| unsafe { ffi::PMPI_Scan(sbuf, rbuf, count, dt, op, comm) });
     // SAFETY: the caller's arguments.
@@ -356,6 +360,7 @@ pub unsafe fn exscan(
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(count as i64, dt);
     // SAFETY: forwarded unchanged.
     let real = || to_real(|| unsafe { ffi::PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) });
     // SAFETY: the caller's arguments.

@@ -257,6 +257,7 @@ pub unsafe fn allgatherv(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {
@@ -304,6 +305,7 @@ pub unsafe fn gatherv(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {
@@ -387,6 +389,7 @@ pub unsafe fn scatterv(
     root: c_int,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {

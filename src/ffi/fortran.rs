@@ -44,8 +44,12 @@ macro_rules! fortran_exports {
                 /// The Fortran binding's contract.
                 #[cfg_attr(not(test), export_name = concat!($pre, stringify!($name), $post))]
                 pub unsafe extern "C" fn $name($($a: $t),*) {
+                    static SLOT: crate::profile::Slot =
+                        crate::profile::Slot::new(concat!($pre, stringify!($name), $post));
+                    let token = crate::profile::enter();
                     // SAFETY: the caller's arguments, forwarded.
-                    unsafe { $via::$name($($a),*) }
+                    unsafe { $via::$name($($a),*) };
+                    crate::profile::leave(&SLOT, token);
                 }
             )*
         }
@@ -65,8 +69,12 @@ macro_rules! fortran_exports {
         /// The Fortran binding's contract.
         #[cfg_attr(not(test), export_name = concat!($pre, stringify!($name), "_f08_"))]
         pub unsafe extern "C" fn $name($($a: $t),*) {
+            static SLOT: crate::profile::Slot =
+                crate::profile::Slot::new(concat!($pre, stringify!($name), "_f08_"));
+            let token = crate::profile::enter();
             // SAFETY: the caller's arguments, forwarded.
-            unsafe { f08_impl::$name($($a),*) }
+            unsafe { f08_impl::$name($($a),*) };
+            crate::profile::leave(&SLOT, token);
         }
     };
     (@f08one $pre:literal, fn $name:ident($($a:ident: $t:ty),*)) => {};

@@ -8,7 +8,7 @@ use core::ffi::c_void;
 
 use crate::heap;
 
-c_exports! {
+c_exports! { @plain
     /// `malloc`.
     fn malloc(size: usize) -> *mut c_void { heap::malloc(size).cast() }
     /// `free`.

@@ -2,7 +2,9 @@
 //!
 //! Each entry point is written once with `c_exports!`, which defines it
 //! under its own name (found by `LD_PRELOAD` interposition) and again as
-//! `__wrap_NAME` (reached through `-Wl,--wrap=NAME`, see `linker-scripts/`).
+//! `__wrap_NAME` (reached through `-Wl,--wrap=NAME`, see `linker-scripts/`),
+//! and times it for `HEAPMPI_PROFILE` ([`crate::profile`]: one branch
+//! while that is off; `c_exports!(@plain ...)` for the malloc family).
 //! Bodies are one call into the Rust modules that hold the logic. In unit
 //! tests the symbols are not exported, so the test binary keeps glibc's
 //! malloc.
@@ -10,7 +12,16 @@
 /// Defines `extern "C"` entry points under their own names and, in the
 /// `wrap` submodule, under `__wrap_` names.
 macro_rules! c_exports {
-    ($( $(#[doc = $doc:expr])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block )*) => {
+    (@body profile, $name:ident, $ret:ty, $body:block) => {{
+        static SLOT: crate::profile::Slot = crate::profile::Slot::new(stringify!($name));
+        let token = crate::profile::enter();
+        #[allow(clippy::redundant_closure_call, unused_unsafe)]
+        let r: $ret = (move || $body)();
+        crate::profile::leave(&SLOT, token);
+        r
+    }};
+    (@body plain, $name:ident, $ret:ty, $body:block) => { $body };
+    (@emit $prof:ident; $( $(#[doc = $doc:expr])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block )*) => {
         $(
             $(#[doc = $doc])*
             ///
@@ -18,7 +29,9 @@ macro_rules! c_exports {
             /// The C contract of the function of the same name.
             #[cfg_attr(not(test), no_mangle)]
             #[allow(non_snake_case)]
-            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+                c_exports!(@body $prof, $name, $ret, $body)
+            }
         )*
 
         /// The same entry points under `__wrap_` names.
@@ -39,6 +52,9 @@ macro_rules! c_exports {
             )*
         }
     };
+    // The malloc family: not MPI calls, never profiled.
+    (@plain $($rest:tt)*) => { c_exports!(@emit plain; $($rest)*); };
+    ($($rest:tt)*) => { c_exports!(@emit profile; $($rest)*); };
 }
 
 pub mod coll;

@@ -99,6 +99,9 @@ fn world_allreduce(vals: &mut [i32], op: ffi::MPI_Op) -> bool {
 /// Runs after a successful `PMPI_Init`/`PMPI_Init_thread` on this rank.
 pub fn after_init() {
     let cfg = config::get();
+    if cfg.profile.is_some() {
+        crate::profile::start();
+    }
     let (mut world_rank, mut world_size) = (0, 1);
     // SAFETY: MPI is initialised; the out-pointers are valid ints.
     unsafe {
@@ -278,6 +281,9 @@ pub fn before_finalize() {
     // Relaxed: MPI_Finalize is called once, by one thread.
     if DONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
         return;
+    }
+    if let Some(file) = &config::get().profile {
+        crate::profile::finish(file);
     }
     let left = match outcome().and_then(|o| o.node_comm) {
         Some(Comm(node)) => crate::p2p::before_finalize(node),

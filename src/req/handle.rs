@@ -117,7 +117,12 @@ pub fn enc_req(i: u32) -> ffi::MPI_Request {
 /// The slot of a heapmpi request handle.
 #[inline]
 pub fn dec_req(r: ffi::MPI_Request) -> Option<u32> {
-    decode(REQ, r.0).map(|i| i as u32)
+    let i = decode(REQ, r.0).map(|i| i as u32);
+    if i.is_some() {
+        // A call on one of heapmpi's requests is heapmpi's.
+        crate::profile::heap(None);
+    }
+    i
 }
 
 /// heapmpi's message handle for slot `i`.

@@ -30,7 +30,10 @@ pub(super) type Stop = Result<(), Option<u32>>;
 /// `MPI_PROC_NULL` inside an epoch is nothing to do.
 #[inline]
 pub(super) fn begin(win: ffi::MPI_Win, t: c_int) -> Result<(&'static Fast, usize), Stop> {
-    let f = fast(win).ok_or(Err(None))?;
+    let Some(f) = fast(win) else {
+        crate::profile::real(crate::profile::How::RealObject, None);
+        return Err(Err(None));
+    };
     if t == proc_null() {
         return Err(if f.any_epoch() { Ok(()) } else { Err(None) });
     }
@@ -311,6 +314,7 @@ pub unsafe fn put(
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments; the real call gets them unchanged.
     outcome(
         unsafe { put_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
@@ -386,6 +390,7 @@ pub unsafe fn get(
     tdt: ffi::MPI_Datatype,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments; the real call gets them unchanged.
     outcome(
         unsafe { get_inner(oaddr, ocount, odt, t, disp, tcount, tdt, win) },
@@ -452,6 +457,7 @@ pub unsafe fn rput(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments and request pointer; the real call
     // gets them unchanged.
     outcome(
@@ -478,6 +484,7 @@ pub unsafe fn rget(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments and request pointer; the real call
     // gets them unchanged.
     outcome(

@@ -517,6 +517,7 @@ pub unsafe fn accumulate(
     op: ffi::MPI_Op,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments.
     let r = unsafe {
         acc_inner(
@@ -553,6 +554,7 @@ pub unsafe fn raccumulate(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments.
     let r = unsafe {
         acc_inner(
@@ -591,6 +593,7 @@ pub unsafe fn get_accumulate(
     op: ffi::MPI_Op,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments.
     let r = unsafe {
         acc_inner(
@@ -632,6 +635,7 @@ pub unsafe fn rget_accumulate(
     win: ffi::MPI_Win,
     req: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(ocount as i64, odt);
     // SAFETY: the caller's arguments.
     let r = unsafe {
         acc_inner(
@@ -667,6 +671,7 @@ pub unsafe fn fetch_and_op(
     op: ffi::MPI_Op,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(1, dt);
     // SAFETY: the caller's arguments.
     let r = unsafe {
         acc_inner(
@@ -700,6 +705,7 @@ pub unsafe fn compare_and_swap(
     disp: ffi::MPI_Aint,
     win: ffi::MPI_Win,
 ) -> c_int {
+    crate::profile::data(1, dt);
     // SAFETY: the caller's arguments.
     let r = unsafe { cas_inner(oaddr, caddr, raddr, dt, t, disp, win) };
     // SAFETY: the real call gets the caller's arguments unchanged.

@@ -148,6 +148,7 @@ fn raise(win: ffi::MPI_Win, code: u32) -> c_int {
 /// Makes the real MPI's call for an operation heapmpi does not run, counted.
 fn to_real(call: impl FnOnce() -> c_int) -> c_int {
     stats::RMA_OPS_REAL.add(1);
+    crate::profile::real(crate::profile::How::Args, None);
     call()
 }
 
@@ -162,7 +163,10 @@ fn outcome(
 ) -> c_int {
     match r {
         // SAFETY: the caller's request out-pointer, or null.
-        Ok(()) => unsafe { completed(req) },
+        Ok(()) => {
+            crate::profile::heap(None);
+            unsafe { completed(req) }
+        }
         Err(Some(code)) => raise(win, code),
         Err(None) => to_real(real),
     }

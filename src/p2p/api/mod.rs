@@ -47,6 +47,7 @@ use super::engine::{
 use super::status_rules::{self, Call};
 use crate::comm::CommInfo;
 use crate::dt;
+use crate::profile::{self, How};
 use crate::req::handle::{dec_msg, dec_req, enc_msg, enc_req, handles_ok};
 use crate::stats;
 
@@ -118,23 +119,31 @@ fn route_send(
         || tag > TAG_UB.load(Ordering::Relaxed)
         || dest == proc_null()
     {
+        profile::real(How::Args, None);
         return None;
     }
     let Some(info) = e.comm_info(comm) else {
         stats::P2P_REAL_UNKNOWN.add(1);
+        profile::real(How::UnknownComm, None);
         return None;
     };
-    if dest < 0 || dest >= info.size {
+    let Some(d) = e
+        .dts
+        .get(dtype)
+        .filter(|d| !null_buffer(buf, count, d) && dest >= 0 && dest < info.size)
+    else {
+        profile::real(How::Args, None);
         return None;
-    }
-    let d = e.dts.get(dtype)?;
-    if null_buffer(buf, count, &d) {
-        return None;
-    }
+    };
+    let bytes = Some(dt::packed_size(count, &d) as u64);
     match info.local_index(dest) {
-        Some(l) => Some((info, l, d)),
+        Some(l) => {
+            profile::heap(bytes);
+            Some((info, l, d))
+        }
         None => {
             stats::P2P_REAL_REMOTE.add(1);
+            profile::real(How::Remote, bytes);
             None
         }
     }
@@ -155,19 +164,25 @@ fn route_recv(
         || (tag != any_tag() && (tag < 0 || tag > TAG_UB.load(Ordering::Relaxed)))
         || src == proc_null();
     if bad {
+        profile::real(How::Args, None);
         return (Route::Real, None);
     }
     let Some(info) = e.comm_info(comm) else {
         stats::P2P_REAL_UNKNOWN.add(1);
+        profile::real(How::UnknownComm, None);
         return (Route::Real, None);
     };
     let d = match dtype {
         Some(t) => match e.dts.get(t) {
             Some(d) if !null_buffer(buf, count, &d) => Some(d),
-            _ => return (Route::Real, None),
+            _ => {
+                profile::real(How::Args, None);
+                return (Route::Real, None);
+            }
         },
         None => None,
     };
+    let bytes = d.map(|d| dt::packed_size(count, &d) as u64);
     let r = if src == any_source() {
         if info.n_remote == 0 {
             Route::Local(info)
@@ -184,6 +199,11 @@ fn route_recv(
         stats::P2P_REAL_REMOTE.add(1);
         Route::Real
     };
+    match r {
+        Route::Real if src >= 0 && src < info.size => profile::real(How::Remote, bytes),
+        Route::Real => profile::real(How::Args, bytes),
+        _ => profile::heap(bytes),
+    }
     (r, d)
 }
 

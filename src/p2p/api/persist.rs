@@ -21,6 +21,7 @@ pub unsafe fn send_init(
     ready: bool,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
@@ -79,6 +80,7 @@ pub unsafe fn recv_init(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         let (route, d) = route_recv(&mut e, buf, count, Some(dtype), src, tag, comm);

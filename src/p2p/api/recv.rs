@@ -17,6 +17,7 @@ pub unsafe fn recv(
     comm: ffi::MPI_Comm,
     status: *mut ffi::MPI_Status,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() {
         let mut e = engine::lock();
         if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm, false) {
@@ -86,6 +87,7 @@ pub unsafe fn irecv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm, true) {
@@ -118,6 +120,7 @@ pub unsafe fn sendrecv(
     comm: ffi::MPI_Comm,
     status: *mut ffi::MPI_Status,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: the caller's arguments.
     unsafe {
         sendrecv_as(
@@ -231,6 +234,7 @@ pub unsafe fn sendrecv_replace(
     comm: ffi::MPI_Comm,
     status: *mut ffi::MPI_Status,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     let d = if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         let ours = route_send(&mut e, buf, count, dtype, dest, stag, comm).is_some()
@@ -434,6 +438,7 @@ pub unsafe fn mrecv(
     status: *mut ffi::MPI_Status,
     request: Option<*mut ffi::MPI_Request>,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     // SAFETY: the caller's message handle.
     let slot = if message.is_null() {
         None

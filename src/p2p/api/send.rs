@@ -21,6 +21,7 @@ pub unsafe fn send(
     mode: Mode,
     ready: bool,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
@@ -94,6 +95,7 @@ pub unsafe fn isend(
     ready: bool,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
+    crate::profile::data(count as i64, dtype);
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
