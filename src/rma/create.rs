@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use mpi_sys as ffi;
 
 use super::on;
-use super::window::{adopt, flavor, local_allocatable, put_ptr, shared_base, Peer};
+use super::window::{adopt, flavor, local_allocatable, put_ptr, Peer};
 use crate::comm::node::LINE;
 use crate::heap;
 use crate::stats;
@@ -266,12 +266,12 @@ pub unsafe fn win_allocate_shared(
     win: *mut ffi::MPI_Win,
 ) -> c_int {
     if size >= 0 && unit > 0 && local_allocatable(comm) {
-        if let Some((p, segs, whole)) = shared_segments(size as usize, unit as usize, comm) {
+        let null_empty = cfg!(heapmpi_mpich) || noncontig(info);
+        if let Some((p, segs, whole)) =
+            shared_segments(size as usize, unit as usize, comm, null_empty)
+        {
             let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
             let mine = segs[me];
-            // The base the program sees (and the real window reports as
-            // `MPI_WIN_BASE`): null for an empty segment under MPICH.
-            let p = shared_base(p as usize, mine.size) as *mut u8;
             // SAFETY: the caller's out-pointers; the segment's memory.
             let rc = serialized(comm, || unsafe {
                 ffi::PMPI_Win_create(p.cast(), size, unit, info, comm, win)
@@ -307,13 +307,38 @@ pub unsafe fn win_allocate_shared(
     })
 }
 
+/// Whether `info` asks for `alloc_shared_noncontig`.
+fn noncontig(info: ffi::MPI_Info) -> bool {
+    // SAFETY: reading an MPI constant.
+    if info == unsafe { ffi::RSMPI_INFO_NULL } {
+        return false;
+    }
+    let mut v = [0 as core::ffi::c_char; 16];
+    let mut flag: c_int = 0;
+    let key = c"alloc_shared_noncontig";
+    // SAFETY: a valid info (the caller's), a NUL-terminated key, a buffer
+    // of 16 characters of which at most 15 are written plus the NUL.
+    let rc =
+        unsafe { ffi::PMPI_Info_get(info, key.as_ptr() as *mut _, 15, v.as_mut_ptr(), &mut flag) };
+    if rc != 0 || flag == 0 {
+        return false;
+    }
+    // SAFETY: the MPI wrote a NUL-terminated string into `v`.
+    let s = unsafe { core::ffi::CStr::from_ptr(v.as_ptr()) };
+    s.to_bytes().eq_ignore_ascii_case(b"true")
+}
+
 /// Lays out the segments of a shared window: returns this member's base,
 /// every segment, and the block to free with the window (on member 0),
 /// or `None` on every member when member 0 gets no memory. Collective.
+/// With `null_empty` an empty segment's base is null, as both MPIs report
+/// it in that case (MPICH always, Open MPI for `alloc_shared_noncontig`
+/// windows): programs assert it; nothing is ever read or written there.
 fn shared_segments(
     size: usize,
     unit: usize,
     comm: ffi::MPI_Comm,
+    null_empty: bool,
 ) -> Option<(*mut u8, Box<[Peer]>, *mut u8)> {
     let info = crate::comm::lookup(comm)?;
     let mine = [size as u64, unit as u64];
@@ -333,8 +358,9 @@ fn shared_segments(
     let segs: Box<[Peer]> = all
         .chunks(2)
         .map(|c| {
+            let empty = c[0] == 0 && null_empty;
             let p = Peer {
-                base: addr as usize + off,
+                base: if empty { 0 } else { addr as usize + off },
                 size: c[0] as usize,
                 unit: c[1] as usize,
                 pid,

@@ -740,7 +740,7 @@ pub unsafe fn shared_query(
             unsafe {
                 *size = s.size as ffi::MPI_Aint;
                 *unit = s.unit as c_int;
-                put_ptr(baseptr, shared_base(s.base, s.size) as *mut u8);
+                put_ptr(baseptr, s.base as *mut u8);
             }
             return 0;
         }
@@ -753,17 +753,6 @@ pub unsafe fn shared_query(
 /// heapmpi's to report).
 pub fn is_heap_shared(win: ffi::MPI_Win) -> bool {
     lookup(win).is_some_and(|w| w.segments.is_some())
-}
-
-/// The base a shared window reports for a segment at `base` of `size`
-/// bytes: MPICH gives an empty segment a null base (programs assert it),
-/// Open MPI an address.
-pub(super) fn shared_base(base: usize, size: usize) -> usize {
-    if cfg!(heapmpi_mpich) && size == 0 {
-        0
-    } else {
-        base
-    }
 }
 
 /// The window's fast state, for the operations.
