@@ -436,15 +436,15 @@ pub struct Buf {
 
 impl Buf {
     /// The argument, if heapmpi takes it (a valid datatype and count; a
-    /// null buffer only when empty or with a derived type, which may hold
-    /// absolute addresses).
+    /// null buffer only when it holds no data, or with a derived type that
+    /// may hold absolute addresses).
     #[inline]
     pub fn new(ptr: *const c_void, count: c_int, dt: ffi::MPI_Datatype) -> Option<Buf> {
         if count < 0 {
             return None;
         }
         let l = layout(dt)?;
-        if ptr.is_null() && count > 0 && l.d.contig {
+        if ptr.is_null() && count > 0 && l.d.contig && l.d.size > 0 {
             return None;
         }
         Some(Buf {
