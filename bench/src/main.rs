@@ -2,13 +2,15 @@
 //!
 //! Builds libheapmpi and the C benchmark programs, measures the machine's
 //! own limits, runs every benchmark stock and under heapmpi (alternating,
-//! same binary) for each MPI and repetition, runs one real application
-//! (LAMMPS) both ways, and writes tables, CSV and plots. See bench/README.md.
+//! same binary) for each MPI and repetition, runs the application suite
+//! (LAMMPS, HPC Challenge, Quantum ESPRESSO, OpenFOAM, CP2K, GROMACS) both
+//! ways, and writes tables, CSV and plots. See bench/README.md.
 
 mod app;
 mod benches;
 mod opts;
 mod plot;
+mod profile;
 mod report;
 mod runner;
 mod stats;
@@ -38,7 +40,8 @@ pub struct Results {
     /// heapmpi runs in which not every rank reported `active`
     pub heap_not_active: Vec<String>,
     pub limits: Option<Limits>,
-    pub app: Option<app::AppResult>,
+    /// the application suite, in suite order
+    pub apps: Vec<app::AppResult>,
     /// validation: (what, passed)
     pub checks: Vec<(String, bool)>,
     /// validation runs left out on purpose, and why
@@ -116,7 +119,22 @@ pub fn fmt_dur(s: f64) -> String {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // bench/run asks which Debian packages the selected applications need
+    let packages = args.iter().any(|a| a == "--app-packages");
+    args.retain(|a| a != "--app-packages");
+    if packages {
+        return match Opts::parse(&args) {
+            Ok(o) => {
+                for a in app::selected(&o) {
+                    out!("{} {}\n", a.name, a.packages.join(" "));
+                }
+                ExitCode::SUCCESS
+            }
+            // bench/run's driver call reports bad options itself
+            Err(_) => ExitCode::SUCCESS,
+        };
+    }
     let opts = match Opts::parse(&args) {
         Ok(o) => o,
         Err(e) if e.is_empty() => {
@@ -213,10 +231,11 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         let _ = fs::remove_file(&l);
         let _ = std::os::unix::fs::symlink(&stamp, &l);
     }
-    let runner = Runner {
+    let mut runner = Runner {
         root: root.clone(),
         logs: logs.clone(),
         timeout: opts.timeout,
+        libs: BTreeMap::new(),
     };
 
     // Environment, for the report.
@@ -298,6 +317,36 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     let bin_dir = bench.join("target/c");
     build(&opts, &root, &bench, &bin_dir, &logs)?;
 
+    // One copy of each libheapmpi for the whole run: a rebuild of target/
+    // while we run (others work in this checkout) cannot mix two builds.
+    for m in ["openmpi", "mpich"] {
+        let lib = root.join(format!("target/{m}/release/libheapmpi.so"));
+        let Ok(meta) = fs::metadata(&lib) else {
+            continue;
+        };
+        let dst = out.join("lib").join(m).join("libheapmpi.so");
+        let copied = fs::create_dir_all(dst.parent().unwrap_or(&out))
+            .and_then(|_| fs::copy(&lib, &dst))
+            .is_ok();
+        let built = sh("date", &["-Iseconds", "-r", &lib.to_string_lossy()]);
+        env.push((
+            format!("libheapmpi ({m})"),
+            format!(
+                "{} bytes, built {built}{}",
+                meta.len(),
+                if copied {
+                    format!(", preloaded from lib/{m}/ (a copy)")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+        if copied {
+            runner.libs.insert(m.to_string(), dst);
+        }
+    }
+    let runner = runner;
+
     // Plan, for the progress lines.
     let n_jobs: usize = opts.benches.len() * opts.mpis.len();
     let mut total = 0;
@@ -310,7 +359,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             total += 1;
         }
         if opts.app {
-            total += opts.app_reps * 2;
+            total += app::selected(&opts).len() * opts.app_reps * 2;
         }
     }
     let mut progress = Progress {
@@ -391,17 +440,26 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         }
     }
 
-    // Application.
+    // Applications.
     if opts.app {
-        res.app = app::run(&opts, &runner, &out, &mut progress);
-        if let Some(a) = &res.app {
+        res.apps = app::run_all(&opts, &runner, &bench, &out, &mut progress);
+        for a in &res.apps {
             res.failures
-                .extend(a.failures.iter().map(|f| format!("application check: {f}")));
-            if a.skipped.is_none() && !a.identical {
-                res.failures.push(format!(
-                    "application check: physics output differs: {}",
-                    a.difference.as_deref().unwrap_or("no thermo output")
-                ));
+                .extend(a.failures.iter().map(|f| format!("{}: {f}", a.title)));
+            if let Some(v) = &a.verdict {
+                if !v.ok {
+                    res.failures.push(format!(
+                        "{}: physics of heapmpi {} stock's: {}\n  reproduce: {}",
+                        a.title,
+                        if v.exact {
+                            "differs from"
+                        } else {
+                            "outside the spread of"
+                        },
+                        v.difference.as_deref().unwrap_or("-"),
+                        a.repro.as_deref().unwrap_or("-")
+                    ));
+                }
             }
         }
     }
@@ -429,7 +487,12 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             })
             .map(|(k, v)| format!("{k}: {v}"))
             .collect();
-        match plot::all(&opts, &res, &out, &notes) {
+        match plot::apps(&opts, &res, &out, &notes).and_then(|mut a| {
+            plot::all(&opts, &res, &out, &notes).map(|b| {
+                a.extend(b);
+                a
+            })
+        }) {
             Ok(files) => {
                 out!("plots:\n");
                 for f in files {
@@ -541,7 +604,7 @@ fn build(
             ));
         }
     }
-    for m in &opts.mpis {
+    for m in opts.mpis.iter().filter(|_| !opts.benches.is_empty()) {
         let d = bin_dir.join(m);
         fs::create_dir_all(&d).map_err(|e| e.to_string())?;
         for p in benches::PROGRAMS {

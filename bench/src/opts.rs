@@ -32,8 +32,18 @@ and reports the median of the repetitions with the spread.
                     4 ranks and the collectives at 3 and 4 ranks; exit 1 on
                     any mismatch
   --check-only      only the validation runs
-  --no-app          skip the application check (LAMMPS)
-  --app-reps N      LAMMPS repetitions (default: min(reps, 3))
+  --apps LIST       applications of the suite, comma-separated (default:
+                    all; --quick: lammps): lammps, hpcc, qe (Quantum
+                    ESPRESSO pw.x), openfoam, cp2k, gromacs; all
+  --no-app          skip every application
+  --apps-only       only the applications (no micro-benchmarks, no limits)
+  --app-reps N      runs of each application, stock and heapmpi alike,
+                    alternating; the tables show the median (default 5;
+                    --quick: 1)
+  --app-ranks N     ranks of every application (default 2, bound to cores:
+                    the physics must be identical; more ranks than cores run
+                    oversubscribed and unbound, and heapmpi's physics must
+                    lie within the spread of the stock runs)
   --app-steps N     LAMMPS MD steps after the bundled example (default 1000)
   --no-limits       skip measuring memcpy / cache-line limits
   --no-plots        skip SVG/PNG plots
@@ -60,7 +70,12 @@ pub struct Opts {
     pub check: bool,
     pub check_only: bool,
     pub app: bool,
+    /// names of the applications to run (`app::APPS` order is kept)
+    pub apps: Vec<String>,
+    pub apps_given: bool,
+    pub apps_only: bool,
     pub app_reps: usize,
+    pub app_ranks: usize,
     pub app_steps: u64,
     pub limits: bool,
     pub plots: bool,
@@ -105,7 +120,14 @@ impl Opts {
             check: false,
             check_only: false,
             app: true,
+            apps: crate::app::APPS
+                .iter()
+                .map(|a| a.name.to_string())
+                .collect(),
+            apps_given: false,
+            apps_only: false,
             app_reps: 0,
+            app_ranks: 2,
             app_steps: 1000,
             limits: true,
             plots: true,
@@ -224,9 +246,46 @@ impl Opts {
                     o.check = true;
                     o.check_only = true;
                 }
-                "--no-app" => o.app = false,
+                "--no-app" | "--no-apps" => o.app = false,
+                "--apps" | "--app" => {
+                    let v = value()?;
+                    o.apps.clear();
+                    o.apps_given = true;
+                    for n in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                        if n == "all" {
+                            o.apps = crate::app::APPS
+                                .iter()
+                                .map(|a| a.name.to_string())
+                                .collect();
+                            continue;
+                        }
+                        let a = crate::app::find(n).ok_or_else(|| {
+                            format!(
+                                "unknown application '{n}' (known: {})",
+                                crate::app::APPS
+                                    .iter()
+                                    .map(|a| a.name)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        })?;
+                        if !o.apps.iter().any(|x| x == a.name) {
+                            o.apps.push(a.name.into());
+                        }
+                    }
+                }
+                "--apps-only" => o.apps_only = true,
                 "--app-reps" => {
                     o.app_reps = value()?.parse().map_err(|_| "--app-reps wants a number")?;
+                    if o.app_reps == 0 {
+                        return Err("--app-reps must be at least 1".into());
+                    }
+                }
+                "--app-ranks" => {
+                    o.app_ranks = value()?.parse().map_err(|_| "--app-ranks wants a number")?;
+                    if o.app_ranks < 2 {
+                        return Err("--app-ranks must be at least 2".into());
+                    }
                 }
                 "--app-steps" => {
                     o.app_steps = value()?.parse().map_err(|_| "--app-steps wants a number")?;
@@ -243,8 +302,15 @@ impl Opts {
             }
             i += 1;
         }
-        if o.benches.is_empty() {
+        if o.apps_only {
+            o.benches.clear();
+            o.limits = false;
+            o.app = true;
+        } else if o.benches.is_empty() {
             return Err("--bench: no benchmark selected".into());
+        }
+        if o.app && o.apps.is_empty() {
+            return Err("--apps: no application selected".into());
         }
         if o.quick {
             if !reps_given {
@@ -259,9 +325,12 @@ impl Opts {
             if !steps_given {
                 o.app_steps = 0;
             }
+            if !o.apps_given {
+                o.apps = vec!["lammps".into()];
+            }
         }
         if o.app_reps == 0 {
-            o.app_reps = o.reps.min(3);
+            o.app_reps = if o.quick { 1 } else { 5 };
         }
         Ok(o)
     }
@@ -343,6 +412,15 @@ mod tests {
         assert_eq!(c.sizes_for(coll)[0], 1024);
         assert_eq!(*c.sizes_for(coll).last().unwrap(), 65536);
         assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
+        assert_eq!(o.apps.len(), crate::app::APPS.len());
+        assert_eq!((o.app_reps, o.app_ranks), (5, 2));
+        assert_eq!(q.apps, ["lammps"]);
+        assert_eq!(q.app_reps, 1);
+        let a = Opts::parse(&["--apps=pw.x,gmx,qe".into(), "--apps-only".into()]).unwrap();
+        assert_eq!(a.apps, ["qe", "gromacs"]);
+        assert!(a.benches.is_empty() && !a.limits && a.app);
+        assert!(Opts::parse(&["--apps=nope".into()]).is_err());
+        assert!(Opts::parse(&["--app-ranks=1".into()]).is_err());
         let rma = benches::find("rma").unwrap();
         assert_eq!(o.sizes_for(rma).len(), 26);
         assert_eq!(q.sizes_for(rma), vec![8, 1000, 65536, 1 << 20]);

@@ -1,5 +1,6 @@
 //! Tables (stdout and report.txt) and CSV files.
 
+use crate::app::AppResult;
 use crate::benches::{Bench, Kind, Metric};
 use crate::opts::Opts;
 use crate::runner::{mpi_title, Variant};
@@ -826,7 +827,8 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
     for (k, v) in env {
         let _ = writeln!(out, "  {k:<22} {v}");
     }
-    let _ = writeln!(
+    if !opts.benches.is_empty() {
+        let _ = writeln!(
         out,
         "\nMethod: OSU micro-benchmark methodology (OMB 7.x defaults{}), ranks bound to cores (more\n\
          ranks than cores: unbound), page-aligned buffers (collectives: malloc), warm-up iterations not timed. Every benchmark ran {} time(s) with stock\n\
@@ -835,6 +837,7 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
         opts.reps,
         opts.reps
     );
+    }
     if opts.quick {
         let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition; numbers are not for comparison.");
     }
@@ -850,6 +853,7 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
         }
     }
 
+    apps(&mut out, res, opts);
     headline(&mut out, res, opts);
     coll_targets(&mut out, res, opts);
     rma_summary(&mut out, res, opts);
@@ -887,63 +891,6 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
                 fmt_val(*a),
                 fmt_val(*b)
             );
-        }
-    }
-
-    if let Some(a) = &res.app {
-        let _ = writeln!(out, "\n== application check");
-        if let Some(why) = &a.skipped {
-            let _ = writeln!(out, "   skipped: {why}");
-        } else {
-            let _ = writeln!(out, "   {}", a.title);
-            let _ = writeln!(
-                out,
-                "{:>9} {:>6} {:>14} {:>16} {:>16}",
-                "variant", "runs", "wall [s]", "wall min-max", "LAMMPS loop [s]"
-            );
-            let mut med = BTreeMap::new();
-            for v in [Variant::Stock, Variant::Heapmpi] {
-                let w = a.wall.get(&v).and_then(|x| Summary::of(x));
-                let lt = a.loop_time.get(&v).and_then(|x| Summary::of(x));
-                if let Some(w) = w {
-                    med.insert(v, (w.median, lt.map(|x| x.median)));
-                    let _ = writeln!(
-                        out,
-                        "{:>9} {:>6} {:>14} {:>16} {:>16}",
-                        v.name(),
-                        w.n,
-                        format!("{:.2}", w.median),
-                        format!("{:.2}-{:.2}", w.min, w.max),
-                        lt.map_or("-".into(), |x| format!("{:.2}", x.median))
-                    );
-                }
-            }
-            if let (Some(s), Some(h)) = (med.get(&Variant::Stock), med.get(&Variant::Heapmpi)) {
-                let _ = write!(out, "   wall-time ratio heapmpi/stock: {:.3}", h.0 / s.0);
-                if let (Some(ls), Some(lh)) = (s.1, h.1) {
-                    let _ = write!(out, "   (LAMMPS loop time ratio: {:.3})", lh / ls);
-                }
-                let _ = writeln!(out);
-            }
-            if a.identical {
-                let n = a.wall.values().map(Vec::len).sum::<usize>();
-                let _ = writeln!(
-                    out,
-                    "   physics output: IDENTICAL — all {n} runs print the same thermo table ({} lines)",
-                    a.thermo_rows
-                );
-            } else {
-                let _ = writeln!(
-                    out,
-                    "   physics output: DIFFERENT — {}",
-                    a.difference
-                        .as_deref()
-                        .unwrap_or("no run produced a thermo table")
-                );
-            }
-            for f in &a.failures {
-                let _ = writeln!(out, "   problem: {f}");
-            }
         }
     }
 
@@ -1110,30 +1057,8 @@ pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {
         fs::write(out.join("limits.csv"), s)?;
     }
 
-    if let Some(a) = &res.app {
-        if a.skipped.is_none() {
-            let mut s = String::from("app,mpi,variant,rep,wall_s,loop_time_s,thermo_identical\n");
-            for (v, walls) in &a.wall {
-                for (i, w) in walls.iter().enumerate() {
-                    let lt = a
-                        .loop_time
-                        .get(v)
-                        .and_then(|x| x.get(i))
-                        .map_or(String::new(), |x| x.to_string());
-                    let _ = writeln!(
-                        s,
-                        "lammps-melt,{},{},{},{},{},{}",
-                        a.mpi,
-                        v.name(),
-                        i + 1,
-                        w,
-                        lt,
-                        a.identical
-                    );
-                }
-            }
-            fs::write(out.join("app.csv"), s)?;
-        }
+    if !res.apps.is_empty() {
+        write_apps_csv(res, out)?;
     }
     Ok(())
 }
@@ -1144,4 +1069,273 @@ pub fn metric_name(m: &Metric) -> String {
     } else {
         m.key.to_string()
     }
+}
+
+/// An application's figure: four significant digits, an exponent outside
+/// 0.001..100000.
+pub fn fmt_sig(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.3e}");
+    }
+    let dec = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{v:.dec$}")
+}
+
+fn fmt_share(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{:.1}%", x * 100.0))
+}
+
+/// "yes" / "NO" / "-": the physics check of an application.
+pub fn same(a: &AppResult) -> &'static str {
+    match &a.verdict {
+        Some(v) if v.ok => "yes",
+        Some(_) => "NO",
+        None => "-",
+    }
+}
+
+/// The application table: the headline of the report.
+fn apps(out: &mut String, res: &Results, opts: &Opts) {
+    if res.apps.is_empty() {
+        return;
+    }
+    let ranks = opts.app_ranks;
+    let bound = if ranks > crate::runner::cpu_count() {
+        oversubscribed_note(ranks)
+    } else {
+        " bound to cores".to_string()
+    };
+    let _ = writeln!(
+        out,
+        "\n== applications: stock MPI vs heapmpi, {ranks} ranks{bound}, median of {} run(s) each, \
+         alternating stock/heapmpi",
+        opts.app_reps
+    );
+    let _ = writeln!(
+        out,
+        "   speedup = stock / heapmpi for times, heapmpi / stock for rates (> 1: heapmpi faster);\n   \
+         min-max = spread of the runs; same = the physics every heapmpi run printed {} stock's;\n   \
+         MPI share / accel. share: from HEAPMPI_PROFILE (the library does not write it yet: '-')",
+        if ranks <= 2 {
+            "is identical to"
+        } else {
+            "lies within the spread of"
+        }
+    );
+    if opts.app_reps < 3 {
+        let _ = writeln!(
+            out,
+            "   ({} run(s) each: no median worth the name, a smoke test only)",
+            opts.app_reps
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11}",
+        "application",
+        "metric",
+        "unit",
+        "stock",
+        "heapmpi",
+        "speedup",
+        "stock min-max",
+        "heapmpi min-max",
+        "runs",
+        "same",
+        "MPI share",
+        "accel share"
+    );
+    for a in &res.apps {
+        if let Some(why) = &a.skipped {
+            let _ = writeln!(
+                out,
+                "{:<17} NOT RUN: {}",
+                a.title,
+                why.lines().next().unwrap_or("")
+            );
+            continue;
+        }
+        let (mpi_share, accel) = a.shares();
+        for (i, m) in a.metrics.iter().enumerate() {
+            let st = a.summary(&m.key, Variant::Stock);
+            let hp = a.summary(&m.key, Variant::Heapmpi);
+            let range = |x: Option<Summary>| {
+                x.map_or("-".into(), |x| {
+                    format!("{}-{}", fmt_sig(x.min), fmt_sig(x.max))
+                })
+            };
+            let _ =
+                writeln!(
+                out,
+                "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11}",
+                if i == 0 { a.title } else { "" },
+                m.title,
+                m.unit,
+                st.map_or("-".into(), |x| fmt_sig(x.median)),
+                hp.map_or("-".into(), |x| fmt_sig(x.median)),
+                a.speedup(m)
+                    .map_or("-".into(), |s| format!("{}x", fmt_ratio(s.0))),
+                range(st),
+                range(hp),
+                format!(
+                    "{}/{}",
+                    st.map_or(0, |x| x.n),
+                    hp.map_or(0, |x| x.n)
+                ),
+                if i == 0 { same(a) } else { "" },
+                if i == 0 { fmt_share(mpi_share) } else { String::new() },
+                if i == 0 { fmt_share(accel) } else { String::new() },
+            );
+        }
+        if a.metrics.is_empty() {
+            let _ = writeln!(out, "{:<17} no run succeeded", a.title);
+        }
+    }
+    // What ran, and the verdicts in words.
+    for a in &res.apps {
+        let _ = writeln!(out, "\n   {} ({}):", a.title, a.name);
+        if let Some(why) = &a.skipped {
+            let _ = writeln!(out, "     NOT RUN: {}", why.replace('\n', "\n       "));
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "     {}, {} ranks, {}; runs in {}",
+            a.what,
+            a.ranks,
+            mpi_title(&a.mpi),
+            a.dir.display()
+        );
+        let _ = writeln!(out, "     physics compared: {}", a.physics);
+        if let Some(v) = &a.verdict {
+            let n = v.stock_runs + v.heap_runs;
+            if v.heap_identical {
+                let _ = writeln!(
+                    out,
+                    "     IDENTICAL: every heapmpi run printed the same {} lines as stock ({} runs compared)",
+                    v.lines, n
+                );
+            } else if v.ok {
+                let _ = writeln!(
+                    out,
+                    "     within the stock spread: every number of every heapmpi run lies in the stock runs' range \
+                     (largest relative deviation from stock: heapmpi {:.1e}, stock among itself {:.1e}); first difference: {}",
+                    v.max_rel_heap,
+                    v.max_rel_stock,
+                    v.difference.as_deref().unwrap_or("-")
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "     DIFFERENT ({}): {}",
+                    if v.exact {
+                        "identical required"
+                    } else {
+                        "outside the stock spread"
+                    },
+                    v.difference.as_deref().unwrap_or("-")
+                );
+                if v.max_rel_heap > 0.0 {
+                    let _ = writeln!(
+                        out,
+                        "     largest relative deviation of a number from stock: {:.1e} (stock runs among themselves: {:.1e})",
+                        v.max_rel_heap, v.max_rel_stock
+                    );
+                }
+                if let Some(r) = &a.repro {
+                    let _ = writeln!(out, "     reproduce: {r}");
+                }
+            }
+            if !v.stock_identical {
+                let _ = writeln!(
+                    out,
+                    "     note: the stock runs differ among themselves too: {}",
+                    v.stock_difference.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        for f in &a.failures {
+            let _ = writeln!(out, "     problem: {}", f.replace('\n', "\n       "));
+        }
+    }
+}
+
+fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
+    let mut s = String::from(
+        "app,title,metric,metric_title,unit,higher_is_better,mpi,ranks,stock_median,stock_min,\
+         stock_max,stock_n,heapmpi_median,heapmpi_min,heapmpi_max,heapmpi_n,speedup,\
+         speedup_worst,speedup_best,physics_check,identical,mpi_share,accel_share,not_run\n",
+    );
+    let mut raw = String::from("app,metric,unit,variant,rep,value\n");
+    let q = |x: &str| format!("\"{}\"", x.replace('"', "\"\""));
+    for a in &res.apps {
+        if let Some(why) = &a.skipped {
+            let _ = writeln!(
+                s,
+                "{},{},,,,,,{},,,,0,,,,0,,,,,,,,{}",
+                a.name,
+                q(a.title),
+                a.ranks,
+                q(why)
+            );
+            continue;
+        }
+        let (mpi_share, accel) = a.shares();
+        let check = match &a.verdict {
+            Some(v) if v.exact => "identical",
+            Some(_) => "within_stock_spread",
+            None => "",
+        };
+        for m in &a.metrics {
+            let f = |x: Option<Summary>| match x {
+                Some(x) => format!("{},{},{},{}", x.median, x.min, x.max, x.n),
+                None => ",,,0".into(),
+            };
+            let sp = a
+                .speedup(m)
+                .map_or(",,".into(), |(m, lo, hi)| format!("{m},{lo},{hi}"));
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
+                a.name,
+                q(a.title),
+                m.key,
+                q(&m.title),
+                m.unit,
+                m.higher_is_better,
+                a.mpi,
+                a.ranks,
+                f(a.summary(&m.key, Variant::Stock)),
+                f(a.summary(&m.key, Variant::Heapmpi)),
+                sp,
+                check,
+                a.verdict
+                    .as_ref()
+                    .map_or(String::new(), |v| v.ok.to_string()),
+                mpi_share.map_or(String::new(), |x| x.to_string()),
+                accel.map_or(String::new(), |x| x.to_string()),
+            );
+            for v in [Variant::Stock, Variant::Heapmpi] {
+                if let Some(vals) = a.values.get(&(m.key.clone(), v)) {
+                    for (i, x) in vals.iter().enumerate() {
+                        let _ = writeln!(
+                            raw,
+                            "{},{},{},{},{},{x}",
+                            a.name,
+                            m.key,
+                            m.unit,
+                            v.name(),
+                            i + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+    fs::write(out.join("apps.csv"), s)?;
+    fs::write(out.join("apps_raw.csv"), raw)
 }

@@ -87,6 +87,10 @@ pub struct Runner {
     pub root: PathBuf,
     pub logs: PathBuf,
     pub timeout: f64,
+    /// per MPI: the copy of libheapmpi.so this run preloads (HEAPMPI_LIB),
+    /// taken once at the start so that a rebuild of target/ during the run
+    /// cannot mix two builds in one comparison
+    pub libs: BTreeMap<String, PathBuf>,
 }
 
 pub struct Outcome {
@@ -135,11 +139,34 @@ impl Runner {
         log_name: &str,
         cwd: Option<&Path>,
     ) -> Outcome {
+        self.run_env(mpi, variant, ranks, program, args, log_name, cwd, &[])
+    }
+
+    /// [`Runner::run`] with environment variables for the ranks (Open MPI:
+    /// also exported with `-x`, so they reach ranks on any node).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_env(
+        &self,
+        mpi: &str,
+        variant: Variant,
+        ranks: usize,
+        program: &Path,
+        args: &[String],
+        log_name: &str,
+        cwd: Option<&Path>,
+        env: &[(String, String)],
+    ) -> Outcome {
         let mut cmd = match variant {
             Variant::Stock => Command::new(launcher(mpi)),
             Variant::Heapmpi => Command::new(self.root.join("wrappers/heapmpirun")),
         };
-        cmd.args(launch_args(mpi, ranks)).arg(program).args(args);
+        cmd.args(launch_args(mpi, ranks));
+        if mpi == "openmpi" {
+            for (k, _) in env {
+                cmd.args(["-x", k]);
+            }
+        }
+        cmd.arg(program).args(args);
         // A clean environment for both: nothing preloaded, no heapmpi knobs
         // inherited from the caller.
         cmd.env_remove("LD_PRELOAD");
@@ -154,6 +181,12 @@ impl Runner {
             cmd.env("HEAPMPI_MPI", mpi)
                 .env("HEAPMPI_STATS", "1")
                 .env("HEAPMPI_ROOT", &self.root);
+            if let Some(lib) = self.libs.get(mpi) {
+                cmd.env("HEAPMPI_LIB", lib);
+            }
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         self.spawn(cmd, log_name, cwd, variant == Variant::Heapmpi)
     }
@@ -162,6 +195,13 @@ impl Runner {
     pub fn run_plain(&self, mut cmd: Command, log_name: &str) -> Outcome {
         cmd.env_remove("LD_PRELOAD");
         self.spawn(cmd, log_name, None, false)
+    }
+
+    /// [`Runner::run_plain`] in the directory `cwd` (an application's
+    /// serial preparation: meshing, decomposition, grompp).
+    pub fn run_plain_in(&self, mut cmd: Command, log_name: &str, cwd: &Path) -> Outcome {
+        cmd.env_remove("LD_PRELOAD");
+        self.spawn(cmd, log_name, Some(cwd), false)
     }
 
     fn spawn(&self, mut cmd: Command, log_name: &str, cwd: Option<&Path>, heap: bool) -> Outcome {
