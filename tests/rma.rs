@@ -198,3 +198,15 @@ fn rma_fortran_mpif_h() {
 fn rma_fortran_use_mpi_f08() {
     conformance("rma_fortran_use_mpi_f08", "rma_f08", "fortran");
 }
+
+/// One-sided calls that once differed from stock (`tests/c/rma_regress.c`):
+/// MAXLOC of `MPI_LONG_DOUBLE_INT` through a vector type, MINLOC of every
+/// pair type, `MPI_Fetch_and_op` of `MPI_CHAR` with `MPI_SUM`,
+/// `MPI_Win_shared_query` of empty segments (with and without
+/// `alloc_shared_noncontig`), windows on `MPI_COMM_SELF`, zero-count
+/// accumulates of a pair outside the standard's table, `MPI_WIN_BASE` of
+/// shared segments of odd sizes, null buffers of zero-size types.
+#[test]
+fn rma_regressions() {
+    conformance("rma_regressions", "rma_regress", "regress");
+}

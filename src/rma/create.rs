@@ -266,10 +266,8 @@ pub unsafe fn win_allocate_shared(
     win: *mut ffi::MPI_Win,
 ) -> c_int {
     if size >= 0 && unit > 0 && local_allocatable(comm) {
-        let null_empty = cfg!(heapmpi_mpich) || noncontig(info);
-        if let Some((p, segs, whole)) =
-            shared_segments(size as usize, unit as usize, comm, null_empty)
-        {
+        let nc = noncontig(info);
+        if let Some((p, segs, whole)) = shared_segments(size as usize, unit as usize, comm, nc) {
             let me = crate::comm::lookup(comm).map_or(0, |i| i.rank as usize);
             let mine = segs[me];
             // SAFETY: the caller's out-pointers; the segment's memory.
@@ -331,17 +329,26 @@ fn noncontig(info: ffi::MPI_Info) -> bool {
 /// Lays out the segments of a shared window: returns this member's base,
 /// every segment, and the block to free with the window (on member 0),
 /// or `None` on every member when member 0 gets no memory. Collective.
-/// With `null_empty` an empty segment's base is null, as both MPIs report
-/// it in that case (MPICH always, Open MPI for `alloc_shared_noncontig`
-/// windows): programs assert it; nothing is ever read or written there.
+/// `noncontig`: the window asked for `alloc_shared_noncontig`. The layout
+/// follows what each MPI reports, as programs rely on it: an empty
+/// segment's base is null under MPICH always and under Open MPI for
+/// noncontiguous windows (nothing is ever read or written there), and
+/// Open MPI rounds each segment of a noncontiguous window up to whole pages
+/// (its `MPI_Win_shared_query` reports that size, which a program may use).
 fn shared_segments(
     size: usize,
     unit: usize,
     comm: ffi::MPI_Comm,
-    null_empty: bool,
+    noncontig: bool,
 ) -> Option<(*mut u8, Box<[Peer]>, *mut u8)> {
+    let null_empty = cfg!(heapmpi_mpich) || noncontig;
+    let page = if cfg!(heapmpi_openmpi) && noncontig {
+        crate::sys::page_size()
+    } else {
+        1
+    };
     let info = crate::comm::lookup(comm)?;
-    let mine = [size as u64, unit as u64];
+    let mine = [size.div_ceil(page) as u64 * page as u64, unit as u64];
     let all = crate::comm::allgather_u64(comm, &mine)?;
     let total: usize = all.chunks(2).map(|c| c[0] as usize).sum();
     let mut addr: u64 = 0;

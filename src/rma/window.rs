@@ -677,6 +677,22 @@ pub unsafe fn get_attr(win: ffi::MPI_Win, key: c_int, val: *mut c_void, flag: *m
     // (a `Win_create` one) reports a null base for an empty one, its
     // `Win_allocate` the address it returned.
     if key == ffi::MPI_WIN_BASE as c_int && !val.is_null() && !flag.is_null() {
+        // A shared window's base is this member's segment: MPICH's real
+        // window reports another address for a segment that does not start
+        // the block (it gave rank 1 rank 0's base).
+        let shared = lookup(win).and_then(|w| {
+            let me = w.fast.as_ref()?.me;
+            w.segments.as_deref()?.get(me).map(|s| s.base)
+        });
+        if let Some(base) = shared {
+            // SAFETY: per the contract, `val` holds a pointer and `flag` an
+            // int.
+            unsafe {
+                put_ptr(val, base as *mut u8);
+                *flag = 1;
+            }
+            return 0;
+        }
         if let Some(w) = lookup(win).filter(|w| w.flavor == flavor::ALLOCATE && !w.mem.is_null()) {
             // SAFETY: per the contract, `val` holds a pointer and `flag` an
             // int.
