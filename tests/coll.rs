@@ -276,3 +276,18 @@ fn coll_trees_of_radix_2_and_1() {
         |o| check_coll_on_heap(o, 4),
     );
 }
+
+/// Every reduction kernel (`tests/c/coll_sweep.c`): every predefined type
+/// of the C header (the C and Fortran types, every pair type) x every
+/// predefined reduction operation x Reduce (rotating root), Allreduce,
+/// Reduce_scatter_block, Scan and Exscan x counts 1, 5 (MPI_IN_PLACE) and
+/// 1000, a vector with gaps and a contiguous type of a vector. The MPI
+/// decides which combinations are valid (the refused ones print their
+/// error class); the results are exact, checked against the rank-order
+/// reference and printed as checksums of the data components (never
+/// padding). The combinations on which a stock MPI is wrong or crashes are
+/// left out there (the program's `stock_bug` says which and why).
+#[test]
+fn coll_sweep() {
+    conformance("coll_sweep", "coll_sweep", "csweep");
+}

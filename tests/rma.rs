@@ -210,3 +210,34 @@ fn rma_fortran_use_mpi_f08() {
 fn rma_regressions() {
     conformance("rma_regressions", "rma_regress", "regress");
 }
+
+/// Every accumulate kernel (`tests/c/rma_sweep.c`): every predefined type
+/// of the C header (the C and Fortran types, every pair type) x every
+/// predefined operation (MPI_NO_OP with the fetching calls) x Accumulate,
+/// Get_accumulate, Raccumulate, Rget_accumulate and Fetch_and_op x one
+/// element, contiguous, vectors with gaps on both sides or on the target
+/// only, and derived types of derived types x the four window flavours x
+/// lock_all, lock and fence epochs. The MPI decides which combinations are
+/// valid (the refused ones print their error class); the results are
+/// checked against values computed by the program, and printed as
+/// checksums of the data components (never padding). The combinations on
+/// which a stock MPI is wrong, hangs or crashes are left out there (the
+/// program's `stock_bug` says which and why).
+#[test]
+fn rma_sweep() {
+    conformance("rma_sweep", "rma_sweep", "sweep");
+}
+
+/// Windows on every kind of communicator (`tests/c/rma_comms.c`):
+/// MPI_COMM_SELF, a duplicate of MPI_COMM_WORLD, splits into halves and
+/// into single ranks, a one-rank communicator of Comm_create, the
+/// MPI_COMM_TYPE_SHARED communicator; Win_allocate, Win_allocate_shared and
+/// Win_create on each, with put/get/accumulate/fetch-and-op round trips
+/// under fence and locks; shared windows where the odd ranks or all ranks
+/// contribute no memory, and what Win_shared_query says about every
+/// segment and MPI_PROC_NULL (which differs between the MPIs: compared with
+/// the same MPI's stock run).
+#[test]
+fn rma_comms() {
+    conformance("rma_comms", "rma_comms", "comms");
+}
