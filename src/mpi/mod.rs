@@ -96,12 +96,14 @@ fn world_allreduce(vals: &mut [i32], op: ffi::MPI_Op) -> bool {
     }
 }
 
+/// Whether the job profiles (`HEAPMPI_PROFILE` on any rank, agreed at
+/// init). Relaxed: written at init, read at finalize by the same thread's
+/// program order, or after MPI's own synchronisation.
+static PROFILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Runs after a successful `PMPI_Init`/`PMPI_Init_thread` on this rank.
 pub fn after_init() {
     let cfg = config::get();
-    if cfg.profile.is_some() {
-        crate::profile::start();
-    }
     let (mut world_rank, mut world_size) = (0, 1);
     // SAFETY: MPI is initialised; the out-pointers are valid ints.
     unsafe {
@@ -128,9 +130,17 @@ pub fn after_init() {
         !cfg.queue_lockfree as i32,
         !cfg.coll as i32,
         !cfg.rma as i32,
+        cfg.profile.is_some() as i32,
     ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
+    // The profile's report is collective at MPI_Finalize: every rank takes
+    // part if any asked for it (rank 0 writes the CSV only if it was given
+    // a file name).
+    if agreed && sw[6] != 0 {
+        PROFILE.store(true, std::sync::atomic::Ordering::Relaxed);
+        crate::profile::start();
+    }
     if world_rank == 0 {
         for p in &cfg.problems {
             crate::eprint_noalloc!("heapmpi: warning: {p}");
@@ -282,8 +292,8 @@ pub fn before_finalize() {
     if DONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
         return;
     }
-    if let Some(file) = &config::get().profile {
-        crate::profile::finish(file);
+    if PROFILE.load(std::sync::atomic::Ordering::Relaxed) {
+        crate::profile::finish(config::get().profile.as_deref().unwrap_or(""));
     }
     let left = match outcome().and_then(|o| o.node_comm) {
         Some(Comm(node)) => crate::p2p::before_finalize(node),

@@ -733,11 +733,20 @@ pub unsafe fn shared_query(
     unit: *mut c_int,
     baseptr: *mut c_void,
 ) -> c_int {
-    let segs = lookup(win).and_then(|w| w.segments.as_deref());
+    let w = lookup(win);
+    let segs = w.and_then(|w| w.segments.as_deref());
     if let Some(segs) = segs {
+        // A window where no member gave memory: MPICH reports the caller's
+        // own unit for every member and MPI_PROC_NULL (it keeps no shared
+        // table then), Open MPI each member's, and a unit of 0 for
+        // MPI_PROC_NULL; both a size of 0 and a null base.
+        let me = w.and_then(|w| w.fast.as_ref()).map_or(0, |f| f.me);
+        let empty = segs.iter().all(|s| s.size == 0);
+        let own_unit = |s: Peer| match segs.get(me) {
+            Some(m) if empty && cfg!(heapmpi_mpich) => Peer { unit: m.unit, ..s },
+            _ => s,
+        };
         let seg = if rank == super::proc_null() {
-            // No segment with memory: both MPIs give size 0 and a null
-            // base; Open MPI a unit of 0, MPICH the first member's.
             segs.iter().find(|s| s.size > 0).copied().or_else(|| {
                 segs.first().map(|s| Peer {
                     base: 0,
@@ -750,7 +759,8 @@ pub unsafe fn shared_query(
             (rank >= 0)
                 .then(|| segs.get(rank as usize).copied())
                 .flatten()
-        };
+        }
+        .map(own_unit);
         if let (Some(s), false) = (seg, size.is_null() || unit.is_null() || baseptr.is_null()) {
             // SAFETY: per the contract, the out-pointers are valid.
             unsafe {
