@@ -14,6 +14,7 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
+use super::recv::{packed_copy, pair_is_ours};
 use super::*;
 
 /// `MPI_Isendrecv`.
@@ -35,7 +36,7 @@ pub unsafe fn isendrecv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    if !ours(
+    if !pair_is_ours(
         sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm,
     ) {
         // SAFETY: forwarded unchanged.
@@ -70,7 +71,7 @@ pub unsafe fn isendrecv_replace(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let d = if ours(
+    let d = if pair_is_ours(
         buf, count, dtype, dest, stag, buf, count, dtype, src, rtag, comm,
     ) {
         engine::lock().dts.get(dtype)
@@ -83,15 +84,8 @@ pub unsafe fn isendrecv_replace(
             real_isendrecv_replace(buf, count, dtype, dest, stag, src, rtag, comm, request)
         };
     };
-    let n = dt::packed_size(count, &d);
-    let mut tmp = vec![0u8; n.max(1)];
-    if d.contig {
-        // SAFETY: the caller's buffer holds `n` bytes.
-        unsafe { core::ptr::copy_nonoverlapping(buf as *const u8, tmp.as_mut_ptr(), n) };
-    } else {
-        // SAFETY: as above, packed by the real MPI.
-        unsafe { dt::pack(buf as *const u8, count, dtype, tmp.as_mut_ptr(), n, comm) };
-    }
+    // SAFETY: the caller's buffer holds its elements.
+    let (tmp, n) = unsafe { packed_copy(buf, count, dtype, &d, comm) };
     let p = tmp.as_ptr();
     // SAFETY: `tmp` holds the packed data as bytes and moves (its heap
     // block unchanged) into the send's slot, which keeps it until the send
@@ -112,32 +106,6 @@ pub unsafe fn isendrecv_replace(
             Some(tmp),
             request,
         )
-    }
-}
-
-/// Whether heapmpi serves either half (else the whole call is the real
-/// MPI's, as for `MPI_Sendrecv`).
-#[allow(clippy::too_many_arguments)]
-fn ours(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    dest: c_int,
-    stag: c_int,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    src: c_int,
-    rtag: c_int,
-    comm: ffi::MPI_Comm,
-) -> bool {
-    engine::enabled() && handles_ok() && {
-        let mut e = engine::lock();
-        route_send(&mut e, sbuf, scount, sdt, dest, stag, comm).is_some()
-            || !matches!(
-                route_recv(&mut e, rbuf, rcount, Some(rdt), src, rtag, comm).0,
-                Route::Real
-            )
     }
 }
 

@@ -161,15 +161,9 @@ unsafe fn sendrecv_as(
     status: *mut ffi::MPI_Status,
     call: Call,
 ) -> c_int {
-    let ours = engine::enabled() && handles_ok() && {
-        let mut e = engine::lock();
-        route_send(&mut e, sbuf, scount, sdt, dest, stag, comm).is_some()
-            || !matches!(
-                route_recv(&mut e, rbuf, rcount, Some(rdt), src, rtag, comm).0,
-                Route::Real
-            )
-    };
-    if !ours {
+    if !pair_is_ours(
+        sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm,
+    ) {
         // SAFETY: forwarded unchanged.
         return unsafe {
             ffi::PMPI_Sendrecv(
@@ -217,6 +211,56 @@ unsafe fn sendrecv_as(
     }
 }
 
+/// Whether heapmpi serves either half of a send-receive pair (else the
+/// whole call is the real MPI's).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pair_is_ours(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    src: c_int,
+    rtag: c_int,
+    comm: ffi::MPI_Comm,
+) -> bool {
+    engine::enabled() && handles_ok() && {
+        let mut e = engine::lock();
+        route_send(&mut e, sbuf, scount, sdt, dest, stag, comm).is_some()
+            || !matches!(
+                route_recv(&mut e, rbuf, rcount, Some(rdt), src, rtag, comm).0,
+                Route::Real
+            )
+    }
+}
+
+/// A copy of `count` elements of `dtype` (described by `d`) at `buf`,
+/// packed, and its length: the outgoing data of the `_replace` calls.
+///
+/// # Safety
+/// `buf` holds its elements.
+pub(super) unsafe fn packed_copy(
+    buf: *const c_void,
+    count: c_int,
+    dtype: ffi::MPI_Datatype,
+    d: &dt::Dt,
+    comm: ffi::MPI_Comm,
+) -> (Vec<u8>, usize) {
+    let n = dt::packed_size(count, d);
+    let mut tmp = vec![0u8; n.max(1)];
+    if d.contig {
+        // SAFETY: the caller's buffer holds `n` bytes.
+        unsafe { core::ptr::copy_nonoverlapping(buf as *const u8, tmp.as_mut_ptr(), n) };
+    } else {
+        // SAFETY: as above, packed by the real MPI.
+        unsafe { dt::pack(buf as *const u8, count, dtype, tmp.as_mut_ptr(), n, comm) };
+    }
+    (tmp, n)
+}
+
 /// `MPI_Sendrecv_replace`: the outgoing data is packed into a temporary
 /// buffer first.
 ///
@@ -256,15 +300,8 @@ pub unsafe fn sendrecv_replace(
             ffi::PMPI_Sendrecv_replace(buf, count, dtype, dest, stag, src, rtag, comm, status)
         };
     };
-    let n = dt::packed_size(count, &d);
-    let mut tmp = vec![0u8; n.max(1)];
-    if d.contig {
-        // SAFETY: the caller's buffer holds `n` bytes.
-        unsafe { core::ptr::copy_nonoverlapping(buf as *const u8, tmp.as_mut_ptr(), n) };
-    } else {
-        // SAFETY: as above, packed by the real MPI.
-        unsafe { dt::pack(buf as *const u8, count, dtype, tmp.as_mut_ptr(), n, comm) };
-    }
+    // SAFETY: the caller's buffer holds its elements.
+    let (tmp, n) = unsafe { packed_copy(buf, count, dtype, &d, comm) };
     // SAFETY: `tmp` holds the packed data as bytes.
     unsafe {
         sendrecv_as(
