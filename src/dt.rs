@@ -689,14 +689,15 @@ impl Narrow {
         if count < 0 {
             return None;
         }
-        info(dt)?;
         if count <= c_int::MAX as ffi::MPI_Count {
+            // The classic path checks the datatype as for any call.
             return Some(Narrow {
                 count: count as c_int,
                 dt,
                 owned: false,
             });
         }
+        info(dt)?;
         // SAFETY: reading an MPI constant.
         let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
         // SAFETY: a valid datatype (checked above), a valid out-pointer.
