@@ -1,34 +1,22 @@
-//! HEAPMPI_PROFILE hook: where the application table's "MPI share" and
+//! HEAPMPI_PROFILE: where the application table's "MPI share" and
 //! "accelerated share" columns come from.
 //!
-//! The library does not write a profile yet. The driver already sets
-//! `HEAPMPI_PROFILE=<run directory>/heapmpi-profile.csv` for every heapmpi
-//! run of an application and, after the run, reads every file of the run
-//! directory whose name starts with `heapmpi-profile` (one file, or one per
-//! rank such as `heapmpi-profile.csv.0`, `heapmpi-profile.csv.1`). Until the
-//! library writes them the two columns show `-`.
-//!
-//! Expected format (what the library side is asked to write; see
-//! bench/README.md): CSV with a header line naming the columns, in any order,
-//! one row per rank and MPI call family (mpiP/IPM style):
+//! The driver sets `HEAPMPI_PROFILE=<run directory>/heapmpi-profile.csv` for
+//! every heapmpi run of an application; at `MPI_Finalize` the library
+//! (src/profile.rs of the root crate, README "Where the time goes") writes
+//! the job's table there as CSV, one row per MPI routine and a `total` row:
 //!
 //! ```text
-//! rank,family,calls,time_s,bytes,heap_calls,heap_time_s,heap_bytes
-//! 0,wall,1,12.5,0,0,0,0
-//! 0,allreduce,4000,1.9,32000,4000,1.7,32000
-//! 0,send,1000,0.4,8192000,1000,0.4,8192000
+//! family,routine,calls,bytes,time_s,max_rank_s,pct_mpi,heap_calls,heap_time_pct,passed,...
+//! collective,MPI_Alltoall,12268,319517288,10.18,5.38,65.839,12268,100.000,0,...
+//! total,all,20463,338568492,15.46,11.23,68.827,19430,99.943,,,,,
 //! ```
 //!
-//! - `family` `wall`: `time_s` is the rank's time from MPI_Init to
-//!   MPI_Finalize;
-//! - every other family: `time_s` spent inside those calls, `heap_time_s`
-//!   the part of it in calls heapmpi ran itself (shared heap), `bytes` /
-//!   `heap_bytes` likewise.
-//!
-//! MPI share = sum of `time_s` over the MPI families / sum of the `wall`
-//! rows; accelerated share = sum of `heap_time_s` / sum of `time_s` over the
-//! MPI families (by bytes, `heap_bytes` / `bytes`, when the time columns are
-//! absent).
+//! In the `total` row `pct_mpi` is the MPI time as a share of the ranks' wall
+//! time and `heap_time_pct` the share of that MPI time served through the
+//! heap, both in percent: the two columns. Every file of the run directory
+//! whose name starts with `heapmpi-profile` is read; a run without one shows
+//! `-`.
 
 use std::fs;
 use std::path::Path;
@@ -69,11 +57,10 @@ pub fn read(run_dir: &Path) -> Option<Shares> {
     parse(&texts)
 }
 
-/// Shares from the texts of one or more profile CSV files.
+/// Shares from the texts of one or more profile CSV files: the mean over
+/// their `total` rows.
 pub fn parse(texts: &[String]) -> Option<Shares> {
-    let (mut wall, mut time, mut heap_time, mut bytes, mut heap_bytes) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    let (mut have_time, mut have_heap_time, mut have_bytes) = (false, false, false);
-    let mut any = false;
+    let (mut mpi, mut heap) = (vec![], vec![]);
     for text in texts {
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
         let Some(header) = lines.next() else { continue };
@@ -83,52 +70,26 @@ pub fn parse(texts: &[String]) -> Option<Shares> {
             .collect();
         let col = |name: &str| cols.iter().position(|c| c == name);
         let Some(fam) = col("family") else { continue };
-        let (t, ht, b, hb) = (
-            col("time_s"),
-            col("heap_time_s"),
-            col("bytes"),
-            col("heap_bytes"),
-        );
+        let (pm, ht) = (col("pct_mpi"), col("heap_time_pct"));
         for l in lines {
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
-            let num = |i: Option<usize>| i.and_then(|i| f.get(i)?.parse::<f64>().ok());
-            let Some(family) = f.get(fam) else { continue };
-            any = true;
-            if family.eq_ignore_ascii_case("wall") {
-                if let Some(x) = num(t) {
-                    wall += x;
-                }
-                continue;
-            }
-            if let Some(x) = num(t) {
-                time += x;
-                have_time = true;
-            }
-            if let Some(x) = num(ht) {
-                heap_time += x;
-                have_heap_time = true;
-            }
-            if let (Some(x), Some(y)) = (num(b), num(hb)) {
-                bytes += x;
-                heap_bytes += y;
-                have_bytes = true;
+            if f.get(fam).is_some_and(|x| x.eq_ignore_ascii_case("total")) {
+                let num = |i: Option<usize>| {
+                    i.and_then(|i| f.get(i)?.parse::<f64>().ok())
+                        .filter(|x| x.is_finite())
+                };
+                mpi.extend(num(pm).map(|x| x / 100.0));
+                heap.extend(num(ht).map(|x| x / 100.0));
             }
         }
     }
-    if !any {
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    if mpi.is_empty() && heap.is_empty() {
         return None;
     }
-    let mpi_share = (have_time && wall > 0.0).then(|| time / wall);
-    let accel_share = if have_time && have_heap_time && time > 0.0 {
-        Some(heap_time / time)
-    } else if have_bytes && bytes > 0.0 {
-        Some(heap_bytes / bytes)
-    } else {
-        None
-    };
     Some(Shares {
-        mpi_share,
-        accel_share,
+        mpi_share: mean(&mpi),
+        accel_share: mean(&heap),
     })
 }
 
@@ -137,19 +98,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_families() {
-        let a = "rank,family,calls,time_s,bytes,heap_calls,heap_time_s,heap_bytes\n\
-                 0,wall,1,10,0,0,0,0\n0,allreduce,4,2,32,4,1.5,32\n0,send,1,1,100,1,0.5,50\n";
-        let b = "family,rank,time_s,heap_time_s\nwall,1,10\nrecv,1,3,3\n";
+    fn parses_total_row() {
+        let a = "family,routine,calls,bytes,time_s,max_rank_s,pct_mpi,heap_calls,heap_time_pct,passed\n\
+                 collective,MPI_Alltoall,12268,319517288,10.18,5.38,65.839,12268,100.000,0\n\
+                 total,all,20463,338568492,15.46,11.23,68.827,19430,99.943,\n";
+        let s = parse(&[a.to_string()]).unwrap();
+        assert!((s.mpi_share.unwrap() - 0.68827).abs() < 1e-12);
+        assert!((s.accel_share.unwrap() - 0.99943).abs() < 1e-12);
+        let b = "family,routine,pct_mpi,heap_time_pct\ntotal,all,20,50\n";
         let s = parse(&[a.to_string(), b.to_string()]).unwrap();
-        assert!((s.mpi_share.unwrap() - 6.0 / 20.0).abs() < 1e-12);
-        assert!((s.accel_share.unwrap() - 5.0 / 6.0).abs() < 1e-12);
-        // bytes only
-        let c = "rank,family,bytes,heap_bytes\n0,send,100,25\n";
-        let s = parse(&[c.to_string()]).unwrap();
-        assert_eq!(s.mpi_share, None);
-        assert_eq!(s.accel_share, Some(0.25));
+        assert!((s.mpi_share.unwrap() - (0.68827 + 0.2) / 2.0).abs() < 1e-12);
         assert_eq!(parse(&[]), None);
         assert_eq!(parse(&["x,y\n1,2\n".to_string()]), None);
+        assert_eq!(parse(&["family,routine\np2p,MPI_Send\n".to_string()]), None);
     }
 }
