@@ -220,9 +220,16 @@ pub struct Reducer {
     /// Extent of one element.
     ext: usize,
     kernel: Option<(Pre, Elem)>,
+    /// Applies the operation instead of `MPI_Reduce_local` (a pair the
+    /// MPI's accumulates perform and its `MPI_Reduce_local` refuses).
+    custom: Option<ApplyFn>,
     /// The operation is commutative (every predefined one is).
     pub commute: bool,
 }
+
+/// `inout = in op inout` on `count` elements of a type at an extent:
+/// (op, type, extent, in, inout, count).
+pub type ApplyFn = unsafe fn(ffi::MPI_Op, ffi::MPI_Datatype, usize, *const u8, *mut u8, usize);
 
 thread_local! {
     /// The class and kernel element of a predefined datatype, remembered per
@@ -356,7 +363,22 @@ impl Reducer {
             dt,
             ext: l.extent,
             kernel: None,
+            custom: None,
             commute: true,
+        }
+    }
+
+    /// A reducer that applies `op` to `dt` with `f` (a pair the caller's
+    /// layer knows how the MPI computes).
+    pub fn by_fn(
+        op: ffi::MPI_Op,
+        dt: ffi::MPI_Datatype,
+        l: &crate::dt::Layout,
+        f: ApplyFn,
+    ) -> Reducer {
+        Reducer {
+            custom: Some(f),
+            ..Reducer::by_real(op, dt, l)
         }
     }
 
@@ -384,6 +406,7 @@ impl Reducer {
                 dt,
                 ext: l.extent,
                 kernel,
+                custom: None,
                 commute: true,
             });
         }
@@ -400,6 +423,7 @@ impl Reducer {
             dt,
             ext: l.extent,
             kernel: None,
+            custom: None,
             commute: commute != 0,
         })
     }
@@ -412,6 +436,11 @@ impl Reducer {
     /// overlap.
     pub unsafe fn apply(&self, inb: *const u8, inout: *mut u8, count: usize) {
         if count == 0 {
+            return;
+        }
+        if let Some(f) = self.custom {
+            // SAFETY: per the contract, which is `f`'s.
+            unsafe { f(self.op, self.dt, self.ext, inb, inout, count) };
             return;
         }
         match self.kernel {

@@ -302,6 +302,7 @@ pub fn before_finalize() {
     if config::get().stats {
         report(left);
     }
+    crate::rma::before_finalize();
     if let Some(o) = outcome() {
         if let Some(Comm(mut c)) = o.node_comm {
             // SAFETY: the node communicator was created by `after_init` and

@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use mpi_sys as ffi;
 
 use super::access::{at, begin, load, locate, packed, runs, store, target, Stop};
+use super::oracle;
 use super::outcome;
 use super::window::Fast;
 use crate::comm::node::wait_until;
@@ -111,6 +112,7 @@ fn make_plan(
     // `MPI_Reduce_local`): inside heapmpi's epoch the real MPI could not
     // take the call.
     let mut listed = true;
+    let mut by_oracle = false;
     let acc = if op == op::replace() {
         Acc::Replace
     } else if op == op::no_op() {
@@ -122,7 +124,10 @@ fn make_plan(
         let p = op::predefined(op)?;
         listed = class.is_some_and(|c| op::valid(p, c.0));
         if !listed && !op::real_accepts(op, base) {
-            return None;
+            if !oracle::accepts(op, base) {
+                return None;
+            }
+            by_oracle = true;
         }
         Acc::Pre(p)
     };
@@ -142,6 +147,7 @@ fn make_plan(
     // lock.
     let reducer = match acc {
         Acc::Pre(_) if listed => Some(op::Reducer::new(op, base, &l)?),
+        Acc::Pre(_) if by_oracle => Some(op::Reducer::by_fn(op, base, &l, oracle::apply)),
         Acc::Pre(_) => Some(op::Reducer::by_real(op, base, &l)),
         _ => None,
     };

@@ -40,6 +40,7 @@ mod access;
 mod atomic;
 mod create;
 mod lockword;
+mod oracle;
 mod sync;
 pub mod window;
 
@@ -58,6 +59,7 @@ pub use atomic::{
     accumulate, compare_and_swap, fetch_and_op, get_accumulate, raccumulate, rget_accumulate,
 };
 pub use create::{alloc_mem, create, create_dynamic, free_mem, win_allocate, win_allocate_shared};
+pub use oracle::before_finalize;
 pub use sync::{
     fence, flush, flush_all, flush_local, flush_local_all, lock, lock_all, post,
     start as win_start, test, unlock, unlock_all, wait, win_complete, win_sync,

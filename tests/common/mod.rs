@@ -1521,19 +1521,8 @@ pub fn matrix_conformance(
     verdict: &str,
     on_heap: impl Fn(&Output, usize) -> Result<(), String>,
 ) {
-    matrix_conformance_on(test, program, verdict, &available_flavours(), on_heap);
-}
-
-/// [`matrix_conformance`] on the given flavours only.
-pub fn matrix_conformance_on(
-    test: &str,
-    program: &str,
-    verdict: &str,
-    flavours: &[Flavour],
-    on_heap: impl Fn(&Output, usize) -> Result<(), String>,
-) {
     let mut fl = Failures::new();
-    for &f in flavours {
+    for f in available_flavours() {
         for cfg in &MATRIX {
             let n = cfg.nranks;
             let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
