@@ -220,6 +220,9 @@ pub struct Reducer {
     /// Extent of one element.
     ext: usize,
     kernel: Option<(Pre, Elem)>,
+    /// The result does not depend on the order in which contributions are
+    /// combined (see [`Reducer::exact`]).
+    exact: bool,
     /// Applies the operation instead of `MPI_Reduce_local` (a pair the
     /// MPI's accumulates perform and its `MPI_Reduce_local` refuses).
     custom: Option<ApplyFn>,
@@ -363,6 +366,7 @@ impl Reducer {
             dt,
             ext: l.extent,
             kernel: None,
+            exact: false,
             custom: None,
             commute: true,
         }
@@ -401,11 +405,17 @@ impl Reducer {
                 (Pre::Sum | Pre::Max | Pre::Min, Some(e)) if e.size() == l.extent => Some((p, e)),
                 _ => None,
             };
+            // Integer arithmetic (wrapping), MAX/MIN and the logical,
+            // bitwise and location operations are associative; floating
+            // and complex sums and products are not.
+            let exact = !(matches!(p, Pre::Sum | Pre::Prod)
+                && matches!(class, Class::Float | Class::Complex));
             return Some(Reducer {
                 op,
                 dt,
                 ext: l.extent,
                 kernel,
+                exact,
                 custom: None,
                 commute: true,
             });
@@ -423,9 +433,22 @@ impl Reducer {
             dt,
             ext: l.extent,
             kernel: None,
+            exact: false,
             custom: None,
             commute: commute != 0,
         })
+    }
+
+    /// Whether every order of combining the contributions gives the same
+    /// bits (a predefined operation other than a floating or complex sum
+    /// or product); a user-defined operation is never taken to be.
+    pub fn exact(&self) -> bool {
+        self.exact
+    }
+
+    /// Whether the operation is a predefined one.
+    pub fn predefined(&self) -> bool {
+        predefined(self.op).is_some()
     }
 
     /// `inout[i] = in[i] op inout[i]` for `count` elements laid out as the

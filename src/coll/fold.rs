@@ -44,6 +44,7 @@
 use std::sync::atomic::Ordering;
 
 use super::op::Reducer;
+use super::order::{self, Shape, Tree};
 use super::{gave_up, with_scratch, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 use crate::dt::{Layout, Span};
@@ -144,17 +145,21 @@ unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
 }
 
 /// Folds members `0..mh` (element bases `ins`) over elements `e0..e1`, in
-/// chunks. With `dst` (the span start of a result for elements `e0..e1`,
-/// aliasing no input) the fold accumulates there; otherwise in scratch,
-/// and `emit(first element, chunk span, its length)` gets each chunk.
+/// chunks, in the association `trees` gives (see [`order::trees`]; only
+/// for all `n` members, else the right fold). With `dst` (the span start of
+/// a result for elements `e0..e1`, aliasing no input) the fold accumulates
+/// there; otherwise in scratch, and `emit(first element, chunk span, its
+/// length)` gets each chunk.
 ///
 /// # Safety
 /// Every input holds the elements; `dst` has room for the result span.
+#[allow(clippy::too_many_arguments)]
 unsafe fn fold(
     ins: &[*const u8],
     mh: usize,
     (e0, e1): (usize, usize),
     job: &Job,
+    trees: &[(usize, Tree)],
     dst: Option<*mut u8>,
     mut emit: impl FnMut(usize, *const u8, usize),
 ) {
@@ -164,9 +169,25 @@ unsafe fn fold(
     let l = &job.l;
     let ext = l.extent.max(1);
     let per = (CHUNK / ext).max(1);
-    let chunk = |acc_span: *mut u8, a: usize, k: usize| {
+    let plain = trees.len() == 1 && trees[0].1.is_right_fold();
+    let mut temps: Vec<Vec<u8>> = Vec::new();
+    let mut chunk = |acc_span: *mut u8, a: usize, k: usize| {
         let off = a * ext;
         let len = (k - 1) * ext + l.true_extent;
+        if !plain {
+            let t = &trees[trees.partition_point(|e| e.0 <= a) - 1].1;
+            let mut ev = Eval {
+                ins,
+                off,
+                k,
+                len,
+                job,
+                temps: &mut temps,
+            };
+            // SAFETY: per the contract, as below.
+            unsafe { ev.eval(t, acc_span, 0) };
+            return len;
+        }
         // SAFETY: per the contract: the chunk's elements lie in every
         // input and in `acc_span`'s room.
         unsafe {
@@ -182,11 +203,21 @@ unsafe fn fold(
         }
         len
     };
+    // The next element at which the tree changes (a ring block starts).
+    let cut = |a: usize| {
+        if plain {
+            e1
+        } else {
+            trees
+                .get(trees.partition_point(|e| e.0 <= a))
+                .map_or(e1, |e| e.0.min(e1))
+        }
+    };
     match dst {
         Some(d) => {
             let mut a = e0;
             while a < e1 {
-                let k = per.min(e1 - a);
+                let k = per.min(cut(a) - a);
                 chunk(d.wrapping_add((a - e0) * ext), a, k);
                 a += k;
             }
@@ -194,12 +225,66 @@ unsafe fn fold(
         None => with_scratch((per - 1) * ext + l.true_extent, |scr| {
             let mut a = e0;
             while a < e1 {
-                let k = per.min(e1 - a);
+                let k = per.min(cut(a) - a);
                 let len = chunk(scr, a, k);
                 emit(a, scr, len);
                 a += k;
             }
         }),
+    }
+}
+
+/// One chunk of a fold in a given association.
+struct Eval<'a> {
+    ins: &'a [*const u8],
+    /// Byte offset of the chunk's first element from an element base.
+    off: usize,
+    /// Elements in the chunk.
+    k: usize,
+    /// Bytes of the chunk's span.
+    len: usize,
+    job: &'a Job<'a>,
+    /// Scratch spans, one per depth of left operands that are not leaves.
+    temps: &'a mut Vec<Vec<u8>>,
+}
+
+impl Eval<'_> {
+    /// Writes `t`'s value for the chunk into the span at `out`.
+    ///
+    /// # Safety
+    /// Every input holds the chunk's elements; `out` has room for its span.
+    unsafe fn eval(&mut self, t: &Tree, out: *mut u8, depth: usize) {
+        let l = &self.job.l;
+        match t {
+            // SAFETY (both arms): per the contract.
+            Tree::Leaf(m) => unsafe {
+                copy(
+                    self.ins[*m]
+                        .wrapping_add(self.off)
+                        .wrapping_offset(l.true_lb),
+                    out,
+                    self.len,
+                )
+            },
+            Tree::Op(a, b) => unsafe {
+                self.eval(b, out, depth);
+                let acc = base(out, l) as *mut u8;
+                if let Tree::Leaf(m) = **a {
+                    self.job
+                        .red
+                        .apply(self.ins[m].wrapping_add(self.off), acc, self.k);
+                } else {
+                    if self.temps.len() <= depth {
+                        self.temps.resize_with(depth + 1, Vec::new);
+                    }
+                    let mut tmp = core::mem::take(&mut self.temps[depth]);
+                    tmp.resize(tmp.len().max(self.len), 0);
+                    self.eval(a, tmp.as_mut_ptr(), depth + 1);
+                    self.job.red.apply(base(tmp.as_ptr(), l), acc, self.k);
+                    self.temps[depth] = tmp;
+                }
+            },
+        }
     }
 }
 
@@ -209,9 +294,39 @@ unsafe fn fold(
 /// # Safety
 /// The job's buffers are the caller's, valid for its counts and datatype.
 pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
+    // The stock association (every member computes the same answer from
+    // arguments MPI requires to agree): on a communicator within the node,
+    // for Reduce and Allreduce. Across nodes heapmpi's hierarchy cannot
+    // follow the MPI's order anyway.
+    let root = match job.kind {
+        Kind::Reduce(r) => Some(Some(r)),
+        Kind::Allreduce => Some(None),
+        _ => None,
+    };
+    let trees = match (root, job.kind) {
+        (Some(root), _) if node.span.is_none() => {
+            let bytes = job.count.saturating_mul(job.l.d.size);
+            let Some(shape) = order::stock(node.n, job.count, bytes, root, &job.red) else {
+                return false;
+            };
+            order::trees(shape, node.n, job.count)
+        }
+        (_, Kind::Scan | Kind::Exscan) => {
+            let inclusive = job.kind == Kind::Scan;
+            if node.me + usize::from(inclusive) == 0 {
+                Vec::new()
+            } else {
+                vec![(0, order::scan_tree(node.me, inclusive, &job.red))]
+            }
+        }
+        // The reduce-scatters: heapmpi's order where it does not show;
+        // the MPIs' per-block orders are not evaluated here.
+        (_, Kind::Scatter) if !job.red.exact() && node.n > 2 => return false,
+        _ => order::trees(Shape::RightFold, node.n.max(1), job.count),
+    };
     let s = node.begin(1);
     let small_span = job.sp().len <= node.inline_max;
-    if small_span && job.red.commute && node.n > super::radix() + 1 {
+    if small_span && job.red.commute && job.red.exact() && node.n > super::radix() + 1 {
         let root = match job.kind {
             Kind::Reduce(r) => Some(r),
             Kind::Allreduce => Some(0),
@@ -230,11 +345,11 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
     }
     if small_span {
         // SAFETY: per the contract.
-        unsafe { small(node, job, s) };
+        unsafe { small(node, job, s, &trees) };
         return true;
     }
     // SAFETY: per the contract.
-    unsafe { large(node, job, s) }
+    unsafe { large(node, job, s, &trees) }
 }
 
 /// Writes this member's result for elements `e0..e1` with `produce`,
@@ -258,7 +373,7 @@ unsafe fn into_recv(recv: &Buf, job: &Job, n_elems: usize, produce: impl FnOnce(
 ///
 /// # Safety
 /// As [`run`].
-unsafe fn small(node: &Node, job: &Job, s: u64) {
+unsafe fn small(node: &Node, job: &Job, s: u64, trees: &[(usize, Tree)]) {
     let (me, sp) = (node.me, job.sp());
     node.gate(s);
     // SAFETY: the input span is the caller's; the cell holds `inline_max`
@@ -288,7 +403,7 @@ unsafe fn small(node: &Node, job: &Job, s: u64) {
             // the result buffer aliases no cell.
             unsafe {
                 into_recv(recv, job, e1 - e0, |dst| {
-                    fold(&ins, mh, (e0, e1), job, Some(dst), |_, _, _| {})
+                    fold(&ins, mh, (e0, e1), job, trees, Some(dst), |_, _, _| {})
                 })
             };
         }
@@ -342,7 +457,7 @@ unsafe fn small_tree(node: &Node, job: &Job, s: u64, root: usize) {
 ///
 /// # Safety
 /// As [`run`].
-unsafe fn large(node: &Node, job: &Job, s: u64) -> bool {
+unsafe fn large(node: &Node, job: &Job, s: u64, trees: &[(usize, Tree)]) -> bool {
     let (me, n, sp, l) = (node.me, node.n, job.sp(), &job.l);
     let in_span = job.input.wrapping_offset(sp.lo);
     let mut in_stage = None;
@@ -414,7 +529,7 @@ unsafe fn large(node: &Node, job: &Job, s: u64) -> bool {
         // all members are done (they wait for our `done`); our slice is
         // written by us only.
         unsafe {
-            fold(&ins, n, slice, job, None, |a, chunk, len| {
+            fold(&ins, n, slice, job, trees, None, |a, chunk, len| {
                 for &o in &outs {
                     copy(chunk, o.wrapping_add(a * ext), len);
                 }
@@ -433,6 +548,7 @@ unsafe fn large(node: &Node, job: &Job, s: u64) -> bool {
                     mh,
                     (e0, e1),
                     job,
+                    trees,
                     Some(result.as_mut_ptr()),
                     |_, _, _| {},
                 )

@@ -28,6 +28,8 @@
 //!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
 //! - `vector`: the "v" variants (per-member counts and displacements);
+//! - `order`: the association of a reduction's contributions the MPI
+//!   underneath computes, which `fold` evaluates;
 //! - [`op`]: reduction operators.
 
 mod barrier;
@@ -35,6 +37,7 @@ mod bcast;
 mod fold;
 mod gather;
 pub use crate::op;
+mod order;
 mod reduce;
 mod vector;
 

@@ -59,6 +59,14 @@ unsafe fn go(node: &Node, job: &Job) -> bool {
     done
 }
 
+/// Whether heapmpi's hierarchy (node by node, then the leaders) gives the
+/// bits the MPI gives on a communicator that spans nodes: only when the
+/// order of combination does not show, or with two members (see
+/// [`super::order`]). Otherwise the MPI's own algorithm runs.
+fn in_stock_order(span: &crate::comm::node::Span, red: &Reducer) -> bool {
+    red.exact() || span.node_of.len() <= 2
+}
+
 /// Runs `job`, or makes the real call when every member must.
 ///
 /// # Safety
@@ -95,7 +103,7 @@ pub unsafe fn allreduce(
         return real();
     };
     if let Some(span) = &node.span {
-        if !red.commute && !span.consecutive {
+        if (!red.commute && !span.consecutive) || !in_stock_order(span, &red) {
             return real();
         }
         if count == 0 {
@@ -156,7 +164,7 @@ pub unsafe fn reduce(
     };
     if let Some(span) = &node.span {
         let bad_root = root < 0 || root as usize >= span.node_of.len();
-        if bad_root || (!red.commute && !span.consecutive) {
+        if bad_root || (!red.commute && !span.consecutive) || !in_stock_order(span, &red) {
             return real();
         }
         let me_root = node.ranks[node.me] == root;
