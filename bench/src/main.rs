@@ -359,7 +359,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             total += 1;
         }
         if opts.app {
-            total += app::selected(&opts).len() * opts.app_reps * 2;
+            total += app::selected(&opts).len() * (opts.app_reps * 2 + 1);
         }
     }
     let mut progress = Progress {
