@@ -33,13 +33,16 @@
 //!   each member folds its own prefix of members. Work proceeds in chunks
 //!   that stay in the L1/L2 cache.
 //!
-//! The combination order is fixed: `x0 op (x1 op (... op xk))`, members in
-//! rank order folded from the last one, whatever the timing; so
-//! non-commutative operations get the order MPI requires, and every member
-//! computes bit-identical results. With two members this is the `x0 op x1`
-//! both MPIs compute. The tree's order is fixed too (by the number of
-//! members, the radix and the root), and only its root computes the
-//! result, which every member then copies.
+//! The combination order is fixed, whatever the timing, so every member
+//! computes bit-identical results: where the order shows (floating-point
+//! sums and products, user operations) it is the association the MPI
+//! underneath computes for the same call ([`super::order`], evaluated per
+//! chunk, one tree per ring block); elsewhere `x0 op (x1 op (... op xk))`,
+//! members in rank order folded from the last one (non-commutative
+//! operations get the order MPI requires). The small k-ary tree is taken
+//! only where the order does not show; its order is fixed too (by the
+//! number of members, the radix and the root), and only its root computes
+//! the result, which every member then copies.
 
 use std::sync::atomic::Ordering;
 
