@@ -315,6 +315,9 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
             order::trees(shape, node.n, job.count)
         }
         (_, Kind::Scan | Kind::Exscan) => {
+            if !job.red.exact() && node.n > 2 && !order::rules_are_default() {
+                return false;
+            }
             let inclusive = job.kind == Kind::Scan;
             if node.me + usize::from(inclusive) == 0 {
                 Vec::new()

@@ -68,6 +68,37 @@ pub(super) enum Shape {
     Ring,
 }
 
+/// Whether the MPI picks its collective algorithms by its built-in rules:
+/// not when the environment changes them (Open MPI's `OMPI_MCA_coll*`
+/// parameters: component selection, `coll_tuned_use_dynamic_rules`, forced
+/// algorithms; MPICH's `MPIR_CVAR_*` for reductions, scans and collective
+/// selection files). Then heapmpi cannot know the association, and
+/// reductions where it shows go to the real MPI. Read once: the MPI reads
+/// its parameters once at initialisation too.
+pub(super) fn rules_are_default() -> bool {
+    static DEFAULT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        !std::env::vars_os().any(|(k, _)| {
+            let k = k.to_string_lossy();
+            changes_selection(&k)
+        })
+    })
+}
+
+/// Whether an environment variable named `k` changes how the MPI picks
+/// its reduction algorithms.
+fn changes_selection(k: &str) -> bool {
+    if let Some(rest) = k.strip_prefix("OMPI_MCA_") {
+        return rest.starts_with("coll");
+    }
+    if let Some(rest) = k.strip_prefix("MPIR_CVAR_") {
+        return ["REDUCE", "SCAN", "COLL", "SMP", "CH4_", "POSIX"]
+            .iter()
+            .any(|w| rest.contains(w));
+    }
+    false
+}
+
 /// What the MPI does for a reduction of `count` elements of `bytes` bytes
 /// in all, over `n` members; `root` for `MPI_Reduce`, `None` for
 /// `MPI_Allreduce`. `None`: an association heapmpi does not evaluate.
@@ -80,6 +111,9 @@ pub(super) fn stock(
 ) -> Option<Shape> {
     if n <= 2 || red.exact() {
         return Some(Shape::RightFold);
+    }
+    if !rules_are_default() {
+        return None;
     }
     if cfg!(heapmpi_openmpi) {
         openmpi(n, count, bytes, root, red.commute)
@@ -493,6 +527,19 @@ mod tests {
         assert!(trees(Shape::RightFold, 5, 9)[0].1.is_right_fold());
         assert!(!trees(Shape::Balanced(0), 4, 9)[0].1.is_right_fold());
         assert!(trees(Shape::Balanced(0), 2, 9)[0].1.is_right_fold());
+    }
+
+    #[test]
+    fn selection_parameters_are_recognised() {
+        assert!(changes_selection("OMPI_MCA_coll_tuned_use_dynamic_rules"));
+        assert!(changes_selection("OMPI_MCA_coll"));
+        assert!(!changes_selection("OMPI_MCA_btl"));
+        assert!(changes_selection("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"));
+        assert!(changes_selection(
+            "MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE"
+        ));
+        assert!(!changes_selection("MPIR_CVAR_ASYNC_PROGRESS"));
+        assert!(!changes_selection("HEAPMPI_STATS"));
     }
 
     #[test]
