@@ -442,7 +442,7 @@ fn run(
     let mut repros: Vec<(String, String)> = vec![];
     // The timed repetitions, then one more heapmpi run with HEAPMPI_PROFILE
     // for the MPI and accelerated shares: profiling reads the clock twice
-    // per MPI call (about 0.2 us a call), which would count against
+    // per MPI call (about 0.1 us a call), which would count against
     // heapmpi in every timed figure (HPCC's 8-byte ring latency read
     // 0.69 us against 0.36 when the timed runs were profiled). Its physics
     // is compared like every other run's.

@@ -1119,7 +1119,7 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
         out,
         "   speedup = stock / heapmpi for times, heapmpi / stock for rates (> 1: heapmpi faster);\n   \
          min-max = spread of the runs; same = the physics every heapmpi run printed {} stock's;\n   \
-         MPI share / accel share: HEAPMPI_PROFILE's total row (pct_mpi, heap_time_pct), from one extra heapmpi run (untimed: profiling costs ~0.2 us a call)",
+         MPI share / accel share: HEAPMPI_PROFILE's total row (pct_mpi, heap_time_pct), from one extra heapmpi run (untimed: profiling costs ~0.1 us a call)",
         if ranks <= 2 {
             "is identical to"
         } else {
