@@ -276,6 +276,34 @@ pub fn lookup(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     Some(unsafe { &*(val as *const CommInfo) })
 }
 
+/// Whether every member of intra-communicator `comm` belongs to this
+/// process's `MPI_COMM_WORLD`.
+fn within_world(comm: ffi::MPI_Comm) -> bool {
+    let (mut size, mut wsize) = (0, 0);
+    // SAFETY: `comm` is a valid intra-communicator; out-pointers are valid;
+    // the groups are freed below.
+    unsafe {
+        if ffi::PMPI_Comm_size(comm, &mut size) != 0
+            || ffi::PMPI_Comm_size(ffi::RSMPI_COMM_WORLD, &mut wsize) != 0
+        {
+            return false;
+        }
+        if size > wsize {
+            return false;
+        }
+        let mut g = ffi::RSMPI_GROUP_NULL;
+        let mut wg = ffi::RSMPI_GROUP_NULL;
+        ffi::PMPI_Comm_group(comm, &mut g);
+        ffi::PMPI_Comm_group(ffi::RSMPI_COMM_WORLD, &mut wg);
+        let ranks: Vec<c_int> = (0..size).collect();
+        let mut out = vec![0 as c_int; size as usize];
+        let rc = ffi::PMPI_Group_translate_ranks(g, size, ranks.as_ptr(), wg, out.as_mut_ptr());
+        ffi::PMPI_Group_free(&mut g);
+        ffi::PMPI_Group_free(&mut wg);
+        rc == 0 && out.iter().all(|&r| r != ffi::RSMPI_UNDEFINED && r >= 0)
+    }
+}
+
 /// Builds `comm`'s info: each rank translated into the node communicator's
 /// group (`node`).
 fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> {
@@ -365,6 +393,15 @@ fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     let mut inter: c_int = 0;
     // SAFETY: valid communicator, valid out-pointer.
     if unsafe { ffi::PMPI_Comm_test_inter(comm, &mut inter) } != 0 || inter != 0 {
+        return;
+    }
+    // A communicator with members of another job (`MPI_Intercomm_merge`
+    // after `MPI_Comm_spawn`, connect/accept or join): the other job may
+    // not register its communicators, or not run heapmpi at all, so no
+    // collective may be added; it stays the real MPI's. Every member sees
+    // someone outside its own MPI_COMM_WORLD, so they all agree without
+    // communicating.
+    if !within_world(comm) {
         return;
     }
     // The id proposal, and whether some member keeps no infos (then the
