@@ -124,16 +124,23 @@ fn coll_reduction_order() {
                 ("OMPI_MCA_coll_tuned_reduce_algorithm", "5"),
             ],
             Flavour::Mpich => &[
-                ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "reduce_scatter_allgather"),
+                (
+                    "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
+                    "reduce_scatter_allgather",
+                ),
                 ("MPIR_CVAR_REDUCE_INTRA_ALGORITHM", "reduce_scatter_gather"),
             ],
         };
         let args: &[&str] = &["world"];
-        let stock_case = Case::new("coll_order", f, Mode::Stock, 4).args(args).env(env);
+        let stock_case = Case::new("coll_order", f, Mode::Stock, 4)
+            .args(args)
+            .env(env);
         let Some(stock) = reference(&mut fl, &stock_case, 4, "order") else {
             continue;
         };
-        let case = Case::new("coll_order", f, Mode::Preload, 4).args(args).env(env);
+        let case = Case::new("coll_order", f, Mode::Preload, 4)
+            .args(args)
+            .env(env);
         fl.run(case, |o| check_same_as_stock(o, &stock));
     }
     fl.finish("coll_reduction_order");
