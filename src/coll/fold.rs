@@ -148,8 +148,8 @@ unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
 }
 
 /// Folds members `0..mh` (element bases `ins`) over elements `e0..e1`, in
-/// chunks, in the association `trees` gives (see [`order::trees`]; only
-/// for all `n` members, else the right fold). With `dst` (the span start of
+/// chunks, in the association `trees` gives (see [`order::trees`]; empty:
+/// heapmpi's right fold, `x0 op (x1 op ...)`). With `dst` (the span start of
 /// a result for elements `e0..e1`, aliasing no input) the fold accumulates
 /// there; otherwise in scratch, and `emit(first element, chunk span, its
 /// length)` gets each chunk.
@@ -172,7 +172,7 @@ unsafe fn fold(
     let l = &job.l;
     let ext = l.extent.max(1);
     let per = (CHUNK / ext).max(1);
-    let plain = trees.len() == 1 && trees[0].1.is_right_fold();
+    let plain = trees.is_empty() || (trees.len() == 1 && trees[0].1.is_right_fold());
     let mut temps: Vec<Vec<u8>> = Vec::new();
     let mut chunk = |acc_span: *mut u8, a: usize, k: usize| {
         let off = a * ext;
@@ -309,17 +309,18 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
     let trees = match (root, job.kind) {
         (Some(root), _) if node.span.is_none() => {
             let bytes = job.count.saturating_mul(job.l.d.size);
-            let Some(shape) = order::stock(node.n, job.count, bytes, root, &job.red) else {
-                return false;
-            };
-            order::trees(shape, node.n, job.count)
+            match order::stock(node.n, job.count, bytes, root, &job.red) {
+                None => return false,
+                Some(Shape::RightFold) => Vec::new(),
+                Some(shape) => order::trees(shape, node.n, job.count),
+            }
         }
         (_, Kind::Scan | Kind::Exscan) => {
             if !job.red.exact() && node.n > 2 && !order::rules_are_default() {
                 return false;
             }
             let inclusive = job.kind == Kind::Scan;
-            if node.me + usize::from(inclusive) == 0 {
+            if node.me + usize::from(inclusive) == 0 || job.red.exact() || node.n <= 2 {
                 Vec::new()
             } else {
                 vec![(0, order::scan_tree(node.me, inclusive, &job.red))]
@@ -328,7 +329,8 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
         // The reduce-scatters: heapmpi's order where it does not show;
         // the MPIs' per-block orders are not evaluated here.
         (_, Kind::Scatter) if !job.red.exact() && node.n > 2 => return false,
-        _ => order::trees(Shape::RightFold, node.n.max(1), job.count),
+        // Empty: heapmpi's own right fold (no tree built on the hot path).
+        _ => Vec::new(),
     };
     let s = node.begin(1);
     let small_span = job.sp().len <= node.inline_max;
