@@ -74,6 +74,106 @@ impl Waiter {
     }
 }
 
+/// Most entries of an array whose "nothing complete" a test of many
+/// requests remembers.
+const PENDING_ARRAY_MAX: usize = 32;
+
+/// The request array of the last `MPI_Testany`, `Testall` or `Testsome`
+/// that found nothing complete while every entry was null or a receive
+/// waiting in heapmpi's queue (`Engine::waits_in_queue`), and the count of
+/// changes then: until something changes (`engine::unchanged_since`) the
+/// same array gets the same answer without the engine. HPCC RandomAccess
+/// polls its posted receives with `MPI_Testany` once per update.
+struct PendingArray {
+    changes: u64,
+    len: usize,
+    bits: [usize; PENDING_ARRAY_MAX],
+}
+
+/// [`PendingArray`] for the threads that make MPI calls, below
+/// `MPI_THREAD_MULTIPLE` only.
+struct CallerOnly(core::cell::UnsafeCell<PendingArray>);
+
+// SAFETY: reached only through `pending_array`, which callers use below
+// MPI_THREAD_MULTIPLE only, from inside MPI calls: those never overlap
+// (FUNNELED: one thread makes them; SERIALIZED: the program orders them,
+// which orders these accesses too), and the progress thread never calls
+// it.
+unsafe impl Sync for CallerOnly {}
+
+static PENDING_ARRAY: CallerOnly = CallerOnly(core::cell::UnsafeCell::new(PendingArray {
+    changes: 0,
+    len: 0,
+    bits: [0; PENDING_ARRAY_MAX],
+}));
+
+/// The remembered array, for a caller inside an MPI call below
+/// `MPI_THREAD_MULTIPLE` (else `None`).
+#[allow(clippy::mut_from_ref)]
+fn pending_array() -> Option<&'static mut PendingArray> {
+    if engine::multi() {
+        return None;
+    }
+    // SAFETY: see `CallerOnly`: no other reference to it is live, since
+    // MPI calls do not overlap here and each use ends within its call.
+    Some(unsafe { &mut *PENDING_ARRAY.0.get() })
+}
+
+/// The bits of a request handle.
+fn req_bits(r: ffi::MPI_Request) -> usize {
+    crate::raw::RawHandle::to_bits(r.0)
+}
+
+/// Whether `reqs` is the array a test of many found all pending, and
+/// nothing has changed since (see [`PendingArray`]).
+pub(super) fn known_pending_array(reqs: &[ffi::MPI_Request]) -> bool {
+    let Some(p) = pending_array() else {
+        return false;
+    };
+    p.len == reqs.len()
+        && p.len > 0
+        && p.bits[..p.len]
+            .iter()
+            .zip(reqs)
+            .all(|(&b, &r)| b == req_bits(r))
+        && engine::unchanged_since(p.changes)
+}
+
+/// After a test of many found nothing complete in `reqs`, under the engine:
+/// remembers the array if every entry is null or a receive waiting in
+/// heapmpi's queue.
+pub(super) fn note_pending_array(e: &Engine, reqs: &[ffi::MPI_Request]) {
+    if reqs.len() > PENDING_ARRAY_MAX {
+        return;
+    }
+    let Some(p) = pending_array() else {
+        return;
+    };
+    let null = req_bits(req_null());
+    let stable = reqs.iter().all(|&r| match dec_req(r) {
+        Some(s) => e.waits_in_queue(s),
+        None => req_bits(r) == null,
+    });
+    if !stable {
+        p.len = 0;
+        return;
+    }
+    p.changes = e.changes();
+    p.len = reqs.len();
+    for (b, &r) in p.bits.iter_mut().zip(reqs) {
+        *b = req_bits(r);
+    }
+}
+
+/// Whether `reqs` holds a request of the real MPI (not heapmpi's, not
+/// null).
+pub(super) fn any_real(reqs: &[ffi::MPI_Request]) -> bool {
+    let null = req_bits(req_null());
+    reqs.iter().any(|&r| {
+        req_bits(r) != null && crate::req::handle::decode(crate::req::handle::REQ, r.0).is_none()
+    })
+}
+
 /// Waits for heapmpi request `i` and finishes it (releases a one-shot slot,
 /// deactivates a persistent one). Returns its status.
 pub(super) fn wait_ours(i: u32) -> St {
@@ -181,6 +281,12 @@ pub unsafe fn test(
         // SAFETY: forwarded unchanged.
         return unsafe { ffi::PMPI_Test(request, flag, status) };
     };
+    if engine::known_pending(i) {
+        poke_real_after_test();
+        // SAFETY: the caller's flag.
+        unsafe { *flag = 0 };
+        return 0;
+    }
     let mut e = engine::lock();
     let Some((pers, comm)) = describe(&mut e, i) else {
         drop(e);
@@ -188,6 +294,9 @@ pub unsafe fn test(
     };
     e.progress();
     let done = e.finish(i);
+    if done.is_none() {
+        e.note_pending(i);
+    }
     drop(e);
     match done {
         Some(st) => {

@@ -229,6 +229,12 @@ pub unsafe fn testall(
         // SAFETY: forwarded unchanged.
         return unsafe { ffi::PMPI_Testall(count, array, flag, statuses) };
     }
+    if known_pending_array(reqs) {
+        poke_real_after_test();
+        // SAFETY: the caller's flag.
+        unsafe { *flag = 0 };
+        return 0;
+    }
     let mut all = true;
     {
         let mut e = engine::lock();
@@ -244,6 +250,9 @@ pub unsafe fn testall(
                     break;
                 }
             }
+        }
+        if !all {
+            note_pending_array(&e, reqs);
         }
     }
     if !all {
@@ -360,6 +369,17 @@ pub unsafe fn waitany(
             }
         };
     }
+    // SAFETY: reading an MPI constant.
+    let undefined = unsafe { ffi::RSMPI_UNDEFINED };
+    if !blocking && known_pending_array(reqs) {
+        poke_real_after_test();
+        // SAFETY: a nonblocking call's caller passes valid index and flag.
+        unsafe {
+            *index = undefined;
+            *flag = 0;
+        }
+        return 0;
+    }
     if !all_live(&mut engine::lock(), reqs) {
         return bad_request();
     }
@@ -368,15 +388,16 @@ pub unsafe fn waitany(
     } else {
         Call::Testany
     };
-    // SAFETY: reading an MPI constant.
-    let undefined = unsafe { ffi::RSMPI_UNDEFINED };
+    // Without requests of the real MPI, its Testany (over nulls) is not
+    // asked; its progress is driven as after any failed test.
+    let real = any_real(reqs);
     let set_flag = |f: c_int| {
         if !blocking {
             // SAFETY: a nonblocking call's caller passes a valid flag.
             unsafe { *flag = f };
         }
     };
-    let mut tmp = Vec::with_capacity(reqs.len());
+    let mut tmp = Vec::new();
     let mut spins = 0u32;
     let mut w = Waiter::new();
     loop {
@@ -398,42 +419,47 @@ pub unsafe fn waitany(
                     return raise(comm, err);
                 }
             }
-        }
-        real_only(reqs, &mut tmp);
-        let (mut idx, mut f): (c_int, c_int) = (undefined, 0);
-        // The real MPI writes a status it completes into a copy of the
-        // caller's (so what it leaves alone stays as the caller had it),
-        // copied back only if it completed one of the real requests.
-        let ignore = status.is_null() || status == ignore_status();
-        // SAFETY: the caller's status is a valid MPI_Status unless ignored.
-        let mut scratch: ffi::MPI_Status = unsafe {
-            if ignore {
-                core::mem::zeroed()
-            } else {
-                core::ptr::read(status)
+            if active && !blocking && !real {
+                note_pending_array(&e, reqs);
             }
-        };
-        let out: *mut ffi::MPI_Status = if ignore { status } else { &mut scratch };
-        // SAFETY: an array of real requests and nulls; a valid status or
-        // MPI_STATUS_IGNORE.
-        let rc = unsafe {
-            ffi::PMPI_Testany(tmp.len() as c_int, tmp.as_mut_ptr(), &mut idx, &mut f, out)
-        };
-        merge_real(reqs, &tmp);
-        if rc != 0 || (f != 0 && idx != undefined) {
-            // SAFETY: the caller's pointers.
-            unsafe {
-                if !ignore {
-                    *status = scratch;
+        }
+        let real_active = real && {
+            real_only(reqs, &mut tmp);
+            let (mut idx, mut f): (c_int, c_int) = (undefined, 0);
+            // The real MPI writes a status it completes into a copy of the
+            // caller's (so what it leaves alone stays as the caller had it),
+            // copied back only if it completed one of the real requests.
+            let ignore = status.is_null() || status == ignore_status();
+            // SAFETY: the caller's status is a valid MPI_Status unless ignored.
+            let mut scratch: ffi::MPI_Status = unsafe {
+                if ignore {
+                    core::mem::zeroed()
+                } else {
+                    core::ptr::read(status)
                 }
-                *index = idx;
+            };
+            let out: *mut ffi::MPI_Status = if ignore { status } else { &mut scratch };
+            // SAFETY: an array of real requests and nulls; a valid status or
+            // MPI_STATUS_IGNORE.
+            let rc = unsafe {
+                ffi::PMPI_Testany(tmp.len() as c_int, tmp.as_mut_ptr(), &mut idx, &mut f, out)
+            };
+            merge_real(reqs, &tmp);
+            if rc != 0 || (f != 0 && idx != undefined) {
+                // SAFETY: the caller's pointers.
+                unsafe {
+                    if !ignore {
+                        *status = scratch;
+                    }
+                    *index = idx;
+                }
+                set_flag(1);
+                return rc;
             }
-            set_flag(1);
-            return rc;
-        }
-        // The real MPI reports "no active request" as flag set, index
-        // MPI_UNDEFINED.
-        let real_active = !(f != 0 && idx == undefined);
+            // The real MPI reports "no active request" as flag set, index
+            // MPI_UNDEFINED.
+            !(f != 0 && idx == undefined)
+        };
         if !active && !real_active {
             // An inactive persistent request of ours makes the empty status
             // an inactive request's (which MPICH writes differently).
@@ -452,6 +478,9 @@ pub unsafe fn waitany(
             return 0;
         }
         if !blocking {
+            if !real {
+                poke_real_after_test();
+            }
             // SAFETY: the caller's index.
             unsafe { *index = undefined };
             set_flag(0);
@@ -485,6 +514,12 @@ pub unsafe fn waitsome(
             }
         };
     }
+    if !blocking && known_pending_array(reqs) {
+        poke_real_after_test();
+        // SAFETY: the caller's out-pointer.
+        unsafe { *outcount = 0 };
+        return 0;
+    }
     if !all_live(&mut engine::lock(), reqs) {
         return bad_request();
     }
@@ -493,13 +528,15 @@ pub unsafe fn waitsome(
     } else {
         Call::Testsome
     };
+    // Without requests of the real MPI, its Testsome is not asked.
+    let real = any_real(reqs);
     // SAFETY: reading MPI constants.
     let (undefined, ignore) = unsafe { (ffi::RSMPI_UNDEFINED, ffi::RSMPI_STATUSES_IGNORE) };
     let n = reqs.len();
     let want = statuses != ignore && !statuses.is_null();
     // Buffers for the real MPI's share of each pass, made once.
-    let mut tmp = Vec::with_capacity(n);
-    let mut ridx = vec![0 as c_int; n];
+    let mut tmp = Vec::with_capacity(if real { n } else { 0 });
+    let mut ridx = vec![0 as c_int; if real { n } else { 0 }];
     let mut spins = 0u32;
     let mut w = Waiter::new();
     loop {
@@ -527,37 +564,46 @@ pub unsafe fn waitsome(
                     }
                 }
             }
+            if out == 0 && active && !blocking && !real {
+                note_pending_array(&e, reqs);
+            }
         }
-        real_only(reqs, &mut tmp);
-        let mut rout: c_int = 0;
-        // SAFETY: arrays of `n` entries; the real MPI writes the statuses of
-        // what it completes straight into the caller's slots after ours.
-        let rc = unsafe {
-            ffi::PMPI_Testsome(
-                n as c_int,
-                tmp.as_mut_ptr(),
-                &mut rout,
-                ridx.as_mut_ptr(),
-                if want { statuses.add(out) } else { ignore },
-            )
-        };
-        merge_real(reqs, &tmp);
-        if rc != 0 && err_comm.is_none() {
-            // SAFETY: reading an MPI constant.
-            err_comm = Some(unsafe { ffi::RSMPI_COMM_WORLD });
-        }
-        if rout != undefined {
-            active = true;
-            for &r in &ridx[..rout.max(0) as usize] {
-                // SAFETY: the caller's arrays have room for `count`.
-                unsafe { *indices.add(out) = r };
-                errs.push(if want && rc != 0 {
-                    // SAFETY: written by the real call just now.
-                    unsafe { (*statuses.add(out)).MPI_ERROR }
-                } else {
-                    rc
-                });
-                out += 1;
+        if !real {
+            if out == 0 && active && !blocking {
+                poke_real_after_test();
+            }
+        } else {
+            real_only(reqs, &mut tmp);
+            let mut rout: c_int = 0;
+            // SAFETY: arrays of `n` entries; the real MPI writes the statuses of
+            // what it completes straight into the caller's slots after ours.
+            let rc = unsafe {
+                ffi::PMPI_Testsome(
+                    n as c_int,
+                    tmp.as_mut_ptr(),
+                    &mut rout,
+                    ridx.as_mut_ptr(),
+                    if want { statuses.add(out) } else { ignore },
+                )
+            };
+            merge_real(reqs, &tmp);
+            if rc != 0 && err_comm.is_none() {
+                // SAFETY: reading an MPI constant.
+                err_comm = Some(unsafe { ffi::RSMPI_COMM_WORLD });
+            }
+            if rout != undefined {
+                active = true;
+                for &r in &ridx[..rout.max(0) as usize] {
+                    // SAFETY: the caller's arrays have room for `count`.
+                    unsafe { *indices.add(out) = r };
+                    errs.push(if want && rc != 0 {
+                        // SAFETY: written by the real call just now.
+                        unsafe { (*statuses.add(out)).MPI_ERROR }
+                    } else {
+                        rc
+                    });
+                    out += 1;
+                }
             }
         }
         if out > 0 || !active || !blocking {

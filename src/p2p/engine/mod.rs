@@ -54,7 +54,9 @@ use mpi_sys as ffi;
 
 pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
-pub use req::{zombies_ready, Op, Req, ReqExt, Reqs, St, State, SENT_SLOT};
+pub use req::{
+    known_pending, unchanged_since, zombies_ready, Op, Req, ReqExt, Reqs, St, State, SENT_SLOT,
+};
 
 use super::fastbox::*;
 use super::queue::*;

@@ -113,6 +113,7 @@ impl Engine {
             };
             let p = self.posted.remove(i).unwrap();
             self.polled_add(p.comm_id, -1);
+            super::req::changed();
             self.reqs[req as usize].state = State::Real(inner);
             stats::P2P_WILDCARD_REAL.add(1);
         }

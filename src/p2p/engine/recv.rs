@@ -292,6 +292,7 @@ impl Engine {
         match later {
             None => self.complete(req, st),
             Some(b) => {
+                super::req::changed();
                 self.reqs[req as usize].state = State::Op(Op::Unpacking);
                 self.unpacks.push((req, b, st));
             }

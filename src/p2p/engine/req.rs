@@ -4,6 +4,8 @@
 //! testing and cancelling one involves here (the receiver a send waits for,
 //! stage-on-stall, the posted queue).
 
+use core::sync::atomic::AtomicU64;
+
 use super::*;
 pub use crate::req::table::{self, zombies_ready, St, SENT_SLOT};
 
@@ -74,7 +76,77 @@ pub type Req = table::Slot<Op, ReqExt>;
 /// The point-to-point request slots.
 pub type Reqs = table::Table<Op, ReqExt>;
 
+/// Changes of state that can end a pending receive (completion, being
+/// matched by the progress thread, being handed to the real MPI) so far,
+/// for [`known_pending`] and [`unchanged_since`]. Written only by the
+/// engine's holder (so a load and a store, not a read-modify-write, which
+/// would drain the store buffer on every completion); Relaxed: a reader
+/// that misses the newest value answers as if its call came just before
+/// the change, and a later call sees it.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+/// The receive in slot `SEEN & (MAX_SLOTS - 1)` was pending, as seen by its
+/// holder when `CHANGES` was `SEEN >> 24` (`u64::MAX`: none). Relaxed, as
+/// `CHANGES`: it is written under the engine with the value of `CHANGES`
+/// read there, so the pair it holds was true together.
+static SEEN: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Records a change of state that can end a pending receive.
+#[inline]
+pub(super) fn changed() {
+    CHANGES.store(
+        CHANGES.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+}
+
+/// The key of `SEEN` for slot `i` at `changes`.
+#[inline]
+fn seen_key(changes: u64, i: u32) -> u64 {
+    (changes << 24) | u64::from(i)
+}
+
+/// Whether nothing has changed since [`Engine::changes`] was `c`: no
+/// request changed state and nothing has arrived that progress would take
+/// (`quiet`). Every receive that [`Engine::waits_in_queue`] then is still
+/// pending.
+#[inline]
+pub fn unchanged_since(c: u64) -> bool {
+    CHANGES.load(Ordering::Relaxed) == c && quiet()
+}
+
+/// Whether receive `i` is certainly still pending, without the engine: the
+/// last test found it waiting in the queue and nothing has changed since
+/// (see [`unchanged_since`]). `MPI_Test` polling one receive then costs a
+/// few loads.
+#[inline]
+pub fn known_pending(i: u32) -> bool {
+    SEEN.load(Ordering::Relaxed) == seen_key(CHANGES.load(Ordering::Relaxed), i) && quiet()
+}
+
 impl Engine {
+    /// The count of changes (see [`unchanged_since`]), as of now: exact
+    /// under the engine, which every writer holds.
+    pub fn changes(&self) -> u64 {
+        CHANGES.load(Ordering::Relaxed)
+    }
+
+    /// Whether request `i` is a receive waiting in heapmpi's posted queue
+    /// for a message only heapmpi's progress delivers: it stays pending
+    /// until [`unchanged_since`] turns false.
+    pub fn waits_in_queue(&self, i: u32) -> bool {
+        let r = &self.reqs[i as usize];
+        matches!(r.state, State::Op(Op::Posted)) && r.ext.companion == 0 && self.polled_total == 0
+    }
+
+    /// Notes that the caller found request `i` pending after progress, so
+    /// that [`known_pending`] answers for it until something changes.
+    pub fn note_pending(&mut self, i: u32) {
+        if self.waits_in_queue(i) {
+            SEEN.store(seen_key(self.changes(), i), Ordering::Relaxed);
+        }
+    }
+
     /// A new request slot in `state` (see [`table::Table::alloc`]).
     #[inline]
     pub fn new_req(&mut self, comm: ffi::MPI_Comm, state: State) -> Option<u32> {
@@ -103,6 +175,7 @@ impl Engine {
     /// Marks request `i` complete with `st` (releasing it if it was freed);
     /// a send no longer waits for its receiver.
     pub fn complete(&mut self, i: u32, st: St) {
+        changed();
         let r = &mut self.reqs[i as usize];
         if r.ext.peer != 0 {
             let p = r.ext.peer as usize - 1;
