@@ -42,13 +42,19 @@
 //!   `reduce_intra_basic_linear` (and so its linear allreduce), and
 //!   heapmpi's own order elsewhere.
 //!
+//! - **Open MPI's `MPI_Reduce` trees** — chain, pipeline, binary,
+//!   binomial and in-order binary trees (`coll_base_topo.c`), each node
+//!   combining its children as `ompi_coll_base_reduce_generic` does (see
+//!   [`Topo`]).
+//!
 //! Which algorithm runs follows the MPI's fixed decision: Open MPI 4.1's
 //! `coll_tuned_decision_fixed.c` (by communicator size and bytes), MPICH
 //! 4.0's `MPIR_Allreduce_intra_auto` / `MPIR_Reduce_intra_auto` (2048 bytes,
 //! a power of two of elements, a predefined operation). A choice heapmpi
-//! cannot evaluate (Open MPI's binary, binomial, chain and pipeline trees
-//! for `MPI_Reduce`) is reported as `None`, and the call goes to the real
-//! MPI when the order shows.
+//! does not evaluate (Open MPI's Rabenseifner `MPI_Reduce`, which its
+//! decision picks only for a few bytes of a small type on three members)
+//! is reported as `None`, and the call goes to the real MPI when the order
+//! shows.
 
 use super::op::Reducer;
 
@@ -66,6 +72,42 @@ pub(super) enum Shape {
     Binomial(usize),
     /// Open MPI's ring: block `b` folded from the left from member `b`.
     Ring,
+    /// An Open MPI `MPI_Reduce` tree run by `ompi_coll_base_reduce_generic`
+    /// (see [`Topo`]), rooted at `root` (the in-order tree ignores it), for
+    /// a commutative operation or not.
+    Generic {
+        topo: Topo,
+        root: usize,
+        commute: bool,
+    },
+}
+
+/// The trees of Open MPI 4.1's `coll_base_topo.c` that its `MPI_Reduce`
+/// algorithms hand to `ompi_coll_base_reduce_generic`. Each node combines
+/// its children's partial results in the order it lists them: for a
+/// commutative operation `c[k-1] op (... (c[1] op (own op c[0])))` (the
+/// first child is received straight into the accumulator), otherwise
+/// `c[k-1] op (... (c[0] op own))`. Segmenting the message changes which
+/// bytes travel together, not this association.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Topo {
+    /// `build_chain` with fan-out 1 (the pipeline algorithm, and the chain
+    /// algorithm with the fixed decision's fan-out 0): each member, in rank
+    /// order from the root, is the parent of the next.
+    Chain,
+    /// `build_tree(2)`: a binary tree filled level by level on ranks
+    /// relative to the root; the member at level `l` has children at
+    /// `+2^l` and `+2 * 2^l`.
+    Binary,
+    /// `build_in_order_bmtree`: on ranks `v` relative to the root, the
+    /// children of `v` are `v ^ 1, v ^ 2, v ^ 4, ...` up to `v`'s lowest set
+    /// bit.
+    Binomial,
+    /// `build_in_order_bintree`: rooted at the last rank, whose children are
+    /// the roots of the upper part (`n / 2 .. n - 1`, left) and of the
+    /// lower half (`0 .. n / 2`, right), recursively; operands stay in rank
+    /// order, so it serves non-commutative operations.
+    InOrderBinary,
 }
 
 /// Whether the MPI picks its collective algorithms by its built-in rules:
@@ -161,7 +203,29 @@ fn openmpi(
                 _ => openmpi(n, count, bytes, Some(0), commute)?,
             })
         }
-        Some(_) => (openmpi_reduce_alg(n, bytes, commute) == 1).then_some(Shape::RightFold),
+        Some(root) => {
+            let generic = |topo| Shape::Generic {
+                topo,
+                root,
+                commute,
+            };
+            match openmpi_reduce_alg(n, bytes, commute) {
+                1 => Some(Shape::RightFold),
+                2 | 3 => Some(generic(Topo::Chain)),
+                4 => Some(generic(Topo::Binary)),
+                5 => Some(generic(Topo::Binomial)),
+                6 => Some(generic(Topo::InOrderBinary)),
+                // `reduce_intra_redscat_gather` falls back to the linear
+                // algorithm with fewer elements than the largest power of
+                // two of members (or a non-commutative operation); its own
+                // association (for a few bytes of a small type) is not
+                // evaluated here.
+                _ => {
+                    let pof2 = 1usize << (usize::BITS - 1 - n.leading_zeros());
+                    (count < pof2 || !commute).then_some(Shape::RightFold)
+                }
+            }
+        }
     }
 }
 
@@ -270,8 +334,9 @@ fn openmpi_allreduce_alg(n: usize, b: usize, commute: bool) -> u8 {
     }
 }
 
-/// `ompi_coll_tuned_reduce_intra_dec_fixed` of Open MPI 4.1, as far as
-/// telling its linear algorithm (1) from the trees (anything else) goes.
+/// `ompi_coll_tuned_reduce_intra_dec_fixed` of Open MPI 4.1: 1 linear,
+/// 2 chain, 3 pipeline, 4 binary, 5 binomial, 6 in-order binary, 7
+/// Rabenseifner (reduce-scatter and gather).
 fn openmpi_reduce_alg(n: usize, b: usize, commute: bool) -> u8 {
     if !commute {
         return match n {
@@ -312,6 +377,11 @@ fn openmpi_reduce_alg(n: usize, b: usize, commute: bool) -> u8 {
             524288..=1048575 => 5,
             _ => 1,
         },
+        8..=15 if b < 8192 => 4,
+        16..=31 if b < 4096 => 4,
+        256..=511 if (8192..16384).contains(&b) => 6,
+        2048..=4095 if matches!(b, 512..=1023 | 8192..=16383) => 6,
+        4096.. if matches!(b, 16..=31 | 1024..=2047 | 8192..=16383) => 6,
         _ => 5,
     }
 }
@@ -418,6 +488,69 @@ impl Tree {
         Tree::op(Tree::binomial(&members[..p]), Tree::binomial(&members[p..]))
     }
 
+    /// The association of Open MPI's `ompi_coll_base_reduce_generic` on
+    /// tree `topo` over members `0..n` (see [`Topo`]).
+    fn generic(topo: Topo, n: usize, root: usize, commute: bool) -> Tree {
+        let kids: Vec<Vec<usize>> = match topo {
+            Topo::InOrderBinary => {
+                let mut kids = vec![Vec::new(); n];
+                in_order_children(0, n, &mut kids);
+                kids
+            }
+            _ => (0..n)
+                .map(|m| {
+                    let v = (m + n - root) % n;
+                    let rel: Vec<usize> = match topo {
+                        Topo::Chain => (v + 1 < n).then_some(v + 1).into_iter().collect(),
+                        Topo::Binary => {
+                            // calculate_level: floor(log2(v + 1)).
+                            let delta = 1usize << (usize::BITS - 1 - (v + 1).leading_zeros());
+                            [v + delta, v + 2 * delta]
+                                .into_iter()
+                                .filter(|&c| c < n)
+                                .collect()
+                        }
+                        _ => {
+                            let mut c = Vec::new();
+                            let mut mask = 1;
+                            while mask < n && v & mask == 0 {
+                                if v | mask < n {
+                                    c.push(v | mask);
+                                }
+                                mask <<= 1;
+                            }
+                            c
+                        }
+                    };
+                    rel.into_iter().map(|c| (c + root) % n).collect()
+                })
+                .collect(),
+        };
+        let top = if topo == Topo::InOrderBinary {
+            n - 1
+        } else {
+            root
+        };
+        Tree::generic_node(top, &kids, commute)
+    }
+
+    /// Member `m`'s partial result in `reduce_generic` (see [`Topo`]).
+    fn generic_node(m: usize, kids: &[Vec<usize>], commute: bool) -> Tree {
+        let mut it = kids[m].iter();
+        let Some(&first) = it.next() else {
+            return Tree::Leaf(m);
+        };
+        let c0 = Tree::generic_node(first, kids, commute);
+        let start = if commute {
+            Tree::op(Tree::Leaf(m), c0)
+        } else {
+            Tree::op(c0, Tree::Leaf(m))
+        };
+        it.fold(start, |acc, &c| {
+            Tree::op(Tree::generic_node(c, kids, commute), acc)
+        })
+    }
+
     /// Whether the tree is `x0 op (x1 op (...))` over `0..n` (heapmpi's
     /// in-place fold needs no temporaries for it).
     pub fn is_right_fold(&self) -> bool {
@@ -438,6 +571,28 @@ impl Tree {
     }
 }
 
+/// Fills `kids` for the in-order binary tree over members `lo..lo + size`
+/// (`build_in_order_bintree`): the subtree's root is its last member; its
+/// first child the root of the upper part (`lo + size / 2 .. lo + size -
+/// 1`), its second the root of the lower half (`lo .. lo + size / 2`).
+/// With two members the lower member is the only (first) child.
+fn in_order_children(lo: usize, size: usize, kids: &mut [Vec<usize>]) {
+    if size <= 1 {
+        return;
+    }
+    let parent = lo + size - 1;
+    let right = size / 2;
+    let left = size - right - 1;
+    if left > 0 {
+        kids[parent].push(lo + right + left - 1);
+        in_order_children(lo + right, left, kids);
+    }
+    if right > 0 {
+        kids[parent].push(lo + right - 1);
+        in_order_children(lo, right, kids);
+    }
+}
+
 /// The trees a reduction of `count` elements over members `0..n` uses, by
 /// element range: `(first element, tree)` in increasing order, the first at
 /// element 0. One entry but for the ring (one per block).
@@ -453,6 +608,11 @@ pub(super) fn trees(shape: Shape, n: usize, count: usize) -> Vec<(usize, Tree)> 
             let rot: Vec<usize> = (0..n).map(|j| (root + j) % n).collect();
             vec![(0, Tree::binomial(&rot))]
         }
+        Shape::Generic {
+            topo,
+            root,
+            commute,
+        } => vec![(0, Tree::generic(topo, n, root, commute))],
         Shape::Ring => {
             // COLL_BASE_COMPUTE_BLOCKCOUNT: the first `count % n` blocks
             // hold one element more.
@@ -523,6 +683,53 @@ mod tests {
     }
 
     #[test]
+    fn openmpi_reduce_trees() {
+        let g = |topo, n, root, commute| Tree::generic(topo, n, root, commute);
+        let op = Tree::op;
+        // Binary, 4 members from 0: 0 has children 1 and 2, 1 has 3.
+        assert_eq!(
+            g(Topo::Binary, 4, 0, true),
+            op(leaf(2), op(leaf(0), op(leaf(1), leaf(3))))
+        );
+        // Relative to root 2: 2 has 3 and 0, 3 has 1.
+        assert_eq!(
+            g(Topo::Binary, 4, 2, true),
+            op(leaf(0), op(leaf(2), op(leaf(3), leaf(1))))
+        );
+        // Binomial: 0 has 1 and 2, 2 has 3.
+        assert_eq!(
+            g(Topo::Binomial, 4, 0, true),
+            op(op(leaf(2), leaf(3)), op(leaf(0), leaf(1)))
+        );
+        // The chain folds from the root's side.
+        assert_eq!(
+            g(Topo::Chain, 3, 1, true),
+            op(leaf(1), op(leaf(2), leaf(0)))
+        );
+        // In order (the diagrams of coll_base_topo.c): 3 has 2 and 1, 1 has 0.
+        assert_eq!(
+            g(Topo::InOrderBinary, 4, 0, false),
+            op(op(leaf(0), leaf(1)), op(leaf(2), leaf(3)))
+        );
+        let mut kids = vec![Vec::new(); 9];
+        in_order_children(0, 9, &mut kids);
+        assert_eq!(kids[8], vec![7, 3]);
+        assert_eq!(kids[7], vec![6, 5]);
+        assert_eq!(kids[5], vec![4]);
+        assert_eq!(kids[3], vec![2, 1]);
+        assert_eq!(kids[1], vec![0]);
+        // A binary tree of 7, the diagram's: 1 has 3 and 5, 2 has 4 and 6.
+        let t = g(Topo::Binary, 7, 0, true);
+        assert_eq!(
+            t,
+            op(
+                op(leaf(6), op(leaf(2), leaf(4))),
+                op(leaf(0), op(leaf(5), op(leaf(1), leaf(3))))
+            )
+        );
+    }
+
+    #[test]
     fn right_fold_is_recognised() {
         assert!(trees(Shape::RightFold, 5, 9)[0].1.is_right_fold());
         assert!(!trees(Shape::Balanced(0), 4, 9)[0].1.is_right_fold());
@@ -555,7 +762,14 @@ mod tests {
             );
         }
         assert_eq!(openmpi(3, 1000, 8000, None, true), Some(Shape::Ring));
-        assert_eq!(openmpi(4, 100, 800, Some(0), true), None);
+        assert_eq!(
+            openmpi(4, 100, 800, Some(1), true),
+            Some(Shape::Generic {
+                topo: Topo::Binary,
+                root: 1,
+                commute: true
+            })
+        );
         assert_eq!(openmpi_allreduce_alg(3, 8000, true), 4);
         assert_eq!(openmpi_reduce_alg(3, 800, true), 1);
         assert_eq!(openmpi_reduce_alg(4, 800, true), 4);
