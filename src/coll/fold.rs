@@ -311,8 +311,8 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
             let bytes = job.count.saturating_mul(job.l.d.size);
             match order::stock(node.n, job.count, bytes, root, &job.red) {
                 None => return false,
-                Some(Shape::RightFold) => Vec::new(),
-                Some(shape) => order::trees(shape, node.n, job.count),
+                Some(Shape::RightFold) => None,
+                Some(shape) => Some(order::trees_cached(shape, node.n, job.count)),
             }
         }
         (_, Kind::Scan | Kind::Exscan) => {
@@ -321,17 +321,21 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
             }
             let inclusive = job.kind == Kind::Scan;
             if node.me + usize::from(inclusive) == 0 || job.red.exact() || node.n <= 2 {
-                Vec::new()
+                None
             } else {
-                vec![(0, order::scan_tree(node.me, inclusive, &job.red))]
+                Some(std::rc::Rc::new(vec![(
+                    0,
+                    order::scan_tree(node.me, inclusive, &job.red),
+                )]))
             }
         }
         // The reduce-scatters: heapmpi's order where it does not show;
         // the MPIs' per-block orders are not evaluated here.
         (_, Kind::Scatter) if !job.red.exact() && node.n > 2 => return false,
-        // Empty: heapmpi's own right fold (no tree built on the hot path).
-        _ => Vec::new(),
+        // None: heapmpi's own right fold (no tree built on the hot path).
+        _ => None,
     };
+    let trees: &[(usize, Tree)] = trees.as_deref().map_or(&[], |t| t);
     let s = node.begin(1);
     let small_span = job.sp().len <= node.inline_max;
     if small_span && job.red.commute && job.red.exact() && node.n > super::radix() + 1 {
@@ -353,11 +357,11 @@ pub(super) unsafe fn run(node: &Node, job: &Job) -> bool {
     }
     if small_span {
         // SAFETY: per the contract.
-        unsafe { small(node, job, s, &trees) };
+        unsafe { small(node, job, s, trees) };
         return true;
     }
     // SAFETY: per the contract.
-    unsafe { large(node, job, s, &trees) }
+    unsafe { large(node, job, s, trees) }
 }
 
 /// Writes this member's result for elements `e0..e1` with `produce`,

@@ -56,6 +56,9 @@
 //! is reported as `None`, and the call goes to the real MPI when the order
 //! shows.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use super::op::Reducer;
 
 /// An association of `n` members' contributions.
@@ -591,6 +594,31 @@ fn in_order_children(lo: usize, size: usize, kids: &mut [Vec<usize>]) {
         kids[parent].push(lo + right - 1);
         in_order_children(lo, right, kids);
     }
+}
+
+/// The trees of a reduction, shared.
+pub(super) type Trees = Rc<Vec<(usize, Tree)>>;
+
+/// [`trees`], kept from the last call on this thread with the same shape
+/// and members (and count, for the ring): a program repeats its reductions,
+/// and building a tree allocates every node.
+pub(super) fn trees_cached(shape: Shape, n: usize, count: usize) -> Trees {
+    type Key = (Shape, usize, usize);
+    thread_local! {
+        static LAST: RefCell<Option<(Key, Trees)>> = const { RefCell::new(None) };
+    }
+    let key = (shape, n, if shape == Shape::Ring { count } else { 0 });
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((k, t)) = last.as_ref() {
+            if *k == key {
+                return t.clone();
+            }
+        }
+        let t = Rc::new(trees(shape, n, count));
+        *last = Some((key, t.clone()));
+        t
+    })
 }
 
 /// The trees a reduction of `count` elements over members `0..n` uses, by
