@@ -189,6 +189,34 @@ fn rma_fortran_mpif_h() {
     conformance("rma_fortran_mpif_h", "rma_mpif", "fortran");
 }
 
+/// MPICH's `use mpi_f08` large-count specifics that call `PMPI_*_c`
+/// (`tests/f/rma_f08_large.f90`): `MPI_Win_allocate(_shared)` with an
+/// `MPI_ADDRESS_KIND` displacement unit, `MPI_Win_shared_query` with one
+/// out, `MPI_Buffer_detach` with an `MPI_COUNT_KIND` size. heapmpi defines
+/// them (`src/fortran/large.rs`): at 2 ranks the windows must run on the
+/// heap, and a `MPI_Bsend` after such a detach must fail with
+/// `MPI_ERR_BUFFER` as stock (heapmpi used to think the buffer attached).
+/// MPICH only (Open MPI 4.1's `mpi_f08` has no large-count specifics); it
+/// must be installed.
+#[test]
+fn rma_fortran_f08_large_count() {
+    let flavours: Vec<Flavour> = available_flavours()
+        .into_iter()
+        .filter(|&f| f == Flavour::Mpich)
+        .collect();
+    assert!(
+        !flavours.is_empty(),
+        "MPICH (whose mpi_f08 has the large-count specifics) is not installed"
+    );
+    matrix_conformance_on(
+        &flavours,
+        "rma_fortran_f08_large_count",
+        "rma_f08_large",
+        "f08large",
+        check_rma_on_heap,
+    );
+}
+
 /// Its `use mpi_f08` twin (`tests/f/rma_f08.f90`): typed handles, every
 /// base a TYPE(C_PTR). Under MPICH its allocation, free, Win_shared_query,
 /// Win_get_attr and synchronisation procedures are heapmpi's own

@@ -291,3 +291,36 @@ pub mod f08_lifecycle {
         }
     }
 }
+
+/// MPICH's `use mpi_f08` large-count procedures that call `PMPI_*_c`
+/// (see [`crate::fortran::large`]), as `NAME` and `__wrap_NAME`
+/// (`linker-scripts/mpi4.list`).
+#[cfg(heapmpi_mpi4)]
+pub mod f08_large {
+    use super::*;
+    use crate::fortran::large;
+    use mpi_sys::{MPI_Aint as Aint, MPI_Count as Count};
+
+    c_exports! {
+        /// `mpi_buffer_detach_f08_large_`.
+        fn mpi_buffer_detach_f08_large_(buf: *mut c_void, size: *mut Count, ierr: *mut Fint) -> () {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { large::buffer_detach(buf, size, ierr) }
+        }
+        /// `mpi_win_allocate_f08_large_`.
+        fn mpi_win_allocate_f08_large_(size: *const Aint, unit: *const Aint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint) -> () {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { large::win_allocate(false, size, unit, inf, c, baseptr, w, ierr) }
+        }
+        /// `mpi_win_allocate_shared_f08_large_`.
+        fn mpi_win_allocate_shared_f08_large_(size: *const Aint, unit: *const Aint, inf: *const Fint, c: *const Fint, baseptr: *mut c_void, w: *mut Fint, ierr: *mut Fint) -> () {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { large::win_allocate(true, size, unit, inf, c, baseptr, w, ierr) }
+        }
+        /// `mpi_win_shared_query_f08_large_`.
+        fn mpi_win_shared_query_f08_large_(w: *const Fint, rank: *const Fint, size: *mut Aint, unit: *mut Aint, baseptr: *mut c_void, ierr: *mut Fint) -> () {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { large::win_shared_query(w, rank, size, unit, baseptr, ierr) }
+        }
+    }
+}

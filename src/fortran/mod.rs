@@ -144,6 +144,8 @@ unsafe fn set_ierr(ierr: *mut Fint, rc: c_int) {
 
 pub mod coll;
 mod conv;
+#[cfg(heapmpi_mpi4)]
+pub mod large;
 pub mod p2p;
 pub mod rma;
 

@@ -1521,8 +1521,20 @@ pub fn matrix_conformance(
     verdict: &str,
     on_heap: impl Fn(&Output, usize) -> Result<(), String>,
 ) {
+    matrix_conformance_on(&available_flavours(), test, program, verdict, on_heap);
+}
+
+/// [`matrix_conformance`] on the given flavours only (a program that only
+/// some MPIs can build).
+pub fn matrix_conformance_on(
+    flavours: &[Flavour],
+    test: &str,
+    program: &str,
+    verdict: &str,
+    on_heap: impl Fn(&Output, usize) -> Result<(), String>,
+) {
     let mut fl = Failures::new();
-    for f in available_flavours() {
+    for &f in flavours {
         for cfg in &MATRIX {
             let n = cfg.nranks;
             let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
