@@ -75,6 +75,9 @@ const HOW_NAMES: [&str; 6] = [
 /// the end.
 pub struct Slot {
     name: &'static str,
+    /// Pushed to `SLOTS` already. Relaxed: the swap only elects the one
+    /// thread that pushes; `SLOTS`'s mutex publishes the slot to the
+    /// report.
     registered: AtomicBool,
     ns: AtomicU64,
     bytes: AtomicU64,

@@ -169,9 +169,8 @@ pub(super) fn note_pending_array(e: &Engine, reqs: &[ffi::MPI_Request]) {
 /// null).
 pub(super) fn any_real(reqs: &[ffi::MPI_Request]) -> bool {
     let null = req_bits(req_null());
-    reqs.iter().any(|&r| {
-        req_bits(r) != null && crate::req::handle::decode(crate::req::handle::REQ, r.0).is_none()
-    })
+    reqs.iter()
+        .any(|&r| req_bits(r) != null && dec_req(r).is_none())
 }
 
 /// Waits for heapmpi request `i` and finishes it (releases a one-shot slot,
