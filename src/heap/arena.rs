@@ -143,6 +143,10 @@ impl Arena {
                 sys::set_errno(saved);
                 if ok {
                     self.set_committed(target);
+                    // The pages are about to be handed out and written:
+                    // map them now in one call (a first-touch fault on a
+                    // shared page costs more than on a private one).
+                    sys::vm::prefault(from, target - from);
                 }
                 ok
             }

@@ -144,3 +144,15 @@ pub unsafe fn privatize(
     }
     true
 }
+
+/// Maps the pages of `[addr, addr+len)` (inside this process's shared
+/// mapping, already committed in the shared object) writable in one system
+/// call (`MADV_POPULATE_WRITE`), instead of one page fault per page at
+/// first touch. A hint: nothing is done on kernels before 5.14.
+pub fn prefault(addr: usize, len: usize) {
+    // SAFETY: the range lies in a live shared mapping of committed pages;
+    // populating changes no contents (the pages read as they did).
+    unsafe {
+        libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
+    }
+}
