@@ -59,7 +59,6 @@ pub fn ring(mb: &Mailbox) {
 /// if the thread could not be created (heapmpi then runs without it:
 /// progress depends on the receiver entering heapmpi, as before).
 pub fn start(mb: &'static Mailbox) -> bool {
-    wake::init_barrier();
     // Block every signal in the new thread (it inherits the mask), so the
     // program's handlers run on its own threads only.
     // SAFETY: plain sigset manipulation on local values.
@@ -98,6 +97,11 @@ pub fn stop() {
 }
 
 fn run(mb: &'static Mailbox) {
+    // Registering for membarriers waits for the kernel (23 ms measured on
+    // our machines, most of a small job's start-up), so it is done here,
+    // not in MPI_Init, and before this thread's first handshake: until it
+    // is done, the calling threads fence fully (see `wake::init_barrier`).
+    wake::init_barrier();
     // Acquire (here and below): pairs with the Release increment in `ring`,
     // so a thread that sees `stop`'s ring also sees STOP.
     let mut seen = mb.doorbell.load(Ordering::Acquire);

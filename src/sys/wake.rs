@@ -25,13 +25,18 @@ const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
 /// Whether the process registered for expedited private membarriers (set
-/// once, by [`init_barrier`], before the progress thread starts; Relaxed:
-/// the thread's creation publishes it, and the entering side reads a value
-/// that never changes afterwards).
+/// once, by [`init_barrier`], from false to true at most). The heavy side
+/// (the progress thread) sets it before its first handshake and reads its
+/// own store, so once it can see the frequent side's light barrier it
+/// always runs the membarrier. Relaxed: a frequent side that still reads
+/// false fences fully, which is the symmetric handshake, correct either
+/// way.
 static EXPEDITED: AtomicBool = AtomicBool::new(false);
 
 /// Registers the process for expedited membarriers. Returns whether they
-/// are available; call once, before the threads that use the handshake run.
+/// are available; call once, on the heavy side's thread before its first
+/// handshake (the frequent side may already be running: it fences fully
+/// until this is done).
 pub fn init_barrier() -> bool {
     // SAFETY: membarrier takes two integer arguments and touches no memory.
     let cmds = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_QUERY, 0) };
