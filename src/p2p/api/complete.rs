@@ -227,6 +227,21 @@ pub(super) fn describe(e: &mut Engine, i: u32) -> Option<(bool, ffi::MPI_Comm)> 
     e.req(i as usize).map(|r| (r.ext.persist.is_some(), r.comm))
 }
 
+/// Completes the caller's handle of [`engine::SENT_SLOT`], the shared
+/// request of every send that completed within its call (an eager send
+/// through a fast box): nothing to wait for or progress, no slot to
+/// release, no error to raise (its communicator is never asked).
+///
+/// # Safety
+/// `request` and `status` as the completion call's.
+unsafe fn finish_sent(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status, call: Call) {
+    // SAFETY: per the contract.
+    unsafe {
+        status_rules::write_status(&St::Sent, status, call);
+        *request = req_null();
+    }
+}
+
 /// `MPI_Wait`.
 ///
 /// # Safety
@@ -251,6 +266,11 @@ pub(super) unsafe fn wait_as(
         // SAFETY: forwarded unchanged.
         return unsafe { ffi::PMPI_Wait(request, status) };
     };
+    if i == engine::SENT_SLOT {
+        // SAFETY: the caller's pointers.
+        unsafe { finish_sent(request, status, call) };
+        return 0;
+    }
     let Some((pers, comm)) = describe(&mut engine::lock(), i) else {
         return bad_request();
     };
@@ -280,6 +300,14 @@ pub unsafe fn test(
         // SAFETY: forwarded unchanged.
         return unsafe { ffi::PMPI_Test(request, flag, status) };
     };
+    if i == engine::SENT_SLOT {
+        // SAFETY: the caller's pointers.
+        unsafe {
+            finish_sent(request, status, Call::Test);
+            *flag = 1;
+        }
+        return 0;
+    }
     if engine::known_pending(i) {
         poke_real_after_test();
         // SAFETY: the caller's flag.
