@@ -44,7 +44,7 @@ and reports the median of the repetitions with the spread.
                     the physics must be identical; more ranks than cores run
                     oversubscribed and unbound, and heapmpi's physics must
                     lie within the spread of the stock runs)
-  --app-steps N     LAMMPS MD steps after the bundled example (default 1000)
+  --app-steps N     LAMMPS MD steps (default 30000)
   --no-limits       skip measuring memcpy / cache-line limits
   --no-plots        skip SVG/PNG plots
   --no-build        use the already built libheapmpi and benchmark programs
@@ -128,7 +128,7 @@ impl Opts {
             apps_only: false,
             app_reps: 0,
             app_ranks: 2,
-            app_steps: 1000,
+            app_steps: 30000,
             limits: true,
             plots: true,
             build: true,
@@ -323,7 +323,7 @@ impl Opts {
                 o.size_list = Some(vec![0, 1, 64, 4096, 65536, 1 << 20, 4 << 20]);
             }
             if !steps_given {
-                o.app_steps = 0;
+                o.app_steps = 2000;
             }
             if !o.apps_given {
                 o.apps = vec!["lammps".into()];
