@@ -313,7 +313,7 @@ pub fn family(name: &str) -> &'static str {
         "Scan",
         "Exscan",
     ];
-    if COLL.contains(&b) {
+    if COLL.contains(&b) || b.starts_with("Neighbor_") {
         "collective"
     } else if b.starts_with("Wait")
         || b.starts_with("Test")
@@ -617,6 +617,7 @@ mod tests {
         assert_eq!(canonical("pmpi_allreduce__"), "MPI_Allreduce");
         assert_eq!(canonical("__wrap_mpi_send_"), "MPI_Send");
         assert_eq!(family("MPI_Allreduce"), "collective");
+        assert_eq!(family("MPI_Neighbor_alltoallv"), "collective");
         assert_eq!(family("MPI_Send_c"), "p2p send");
         assert_eq!(family("MPI_Irecv"), "p2p receive");
         assert_eq!(family("MPI_Waitall"), "completion");

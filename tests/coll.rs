@@ -155,6 +155,16 @@ fn coll_communicators() {
     conformance("coll_communicators", "coll_comms", "comms");
 }
 
+/// Neighbor_allgather(v) and Neighbor_alltoall(v/w) on Cartesian grids
+/// (periodic dimensions of 1 and 2, MPI_PROC_NULL edges), a graph with
+/// repeated neighbours and self-loops, and directed distributed graphs,
+/// on MPI_COMM_WORLD and the node's communicator: the stock MPI's bytes in
+/// every receive block (`tests/c/coll_neighbor.c`).
+#[test]
+fn coll_neighborhood() {
+    conformance("coll_neighborhood", "coll_neighbor", "neighbor");
+}
+
 /// Two threads per rank under MPI_THREAD_MULTIPLE, each running collectives
 /// on its own duplicate of MPI_COMM_WORLD.
 #[test]

@@ -15,6 +15,10 @@
  *             alltoall   MPI_Alltoall, size bytes from every rank to every rank
  *             gather     MPI_Gather to root 0, size bytes from every rank
  *             scatter    MPI_Scatter from root 0, size bytes to every rank
+ *             halo       MPI_Neighbor_alltoall on a periodic 2-D Cartesian grid of
+ *                        all ranks (MPI_Dims_create): size bytes to and from each
+ *                        of the 4 neighbours, the halo exchange of a stencil code
+ *                        (not an OMB benchmark)
  *             Reductions use count = size / 8 doubles (at least 1).
  *   -m MIN:MAX   message sizes MIN..MAX bytes, doubling (default 4:1048576)
  *   -s LIST      explicit comma-separated sizes instead of -m
@@ -63,9 +67,15 @@
 #define LARGE_MESSAGE_SIZE 8192
 #define MAX_SIZES 256
 
-enum coll { BARRIER, BCAST, BCAST_ROT, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, GATHER, SCATTER, NCOLL };
+enum coll { BARRIER, BCAST, BCAST_ROT, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, GATHER, SCATTER, HALO, NCOLL };
 static const char *coll_names[NCOLL] = {"barrier",   "bcast",    "bcast_rot", "reduce", "allreduce",
-                                        "allgather", "alltoall", "gather",    "scatter"};
+                                        "allgather", "alltoall", "gather",    "scatter", "halo"};
+
+/* The 2-D grid of the halo exchange: all ranks, MPI_Dims_create, periodic
+ * in both dimensions (4 neighbours, in MPI_Cart_shift order). */
+static MPI_Comm grid;
+static int nbr[4];
+#define HALO_BLOCKS 4
 
 static int rank, nranks;
 static int check, verbose;
@@ -75,7 +85,7 @@ static void usage(void) {
     if (rank == 0)
         fprintf(stderr, "usage: osu_coll all|COLL[,COLL...] [-m MIN:MAX | -s LIST] [-O] [-f FACTOR]\n"
                         "                [-i ITERS] [-x SKIP] [-a] [-v] [-c]\n"
-                        "  COLL: barrier bcast bcast_rot reduce allreduce allgather alltoall gather scatter\n");
+                        "  COLL: barrier bcast bcast_rot reduce allreduce allgather alltoall gather scatter halo\n");
 }
 
 static void die(const char *msg) {
@@ -130,6 +140,13 @@ static long verify(const unsigned char *buf, size_t size, uint64_t s, int c, lon
         }
     }
     return bad;
+}
+
+/* Whether `buf` holds the pattern of seed `s` (no report). */
+static int holds(const unsigned char *buf, size_t size, uint64_t s) {
+    for (size_t k = 0; k < size; k++)
+        if (buf[k] != pattern_byte(s, k)) return 0;
+    return 1;
 }
 
 /* Reduction input: element k of rank r. Small integers (< 2^13 + ranks), so
@@ -231,6 +248,11 @@ static void prepare(int c, size_t size, long i, int root) {
         if (rank == root)
             for (size_t j = 0; j < n; j++) fill(sbuf + j * size, size, seed(c, i, size, root, (int)j));
         break;
+    case HALO:
+        /* block j goes to neighbour j; its seed names the block, so a
+         * block delivered to the wrong slot is caught */
+        for (int j = 0; j < HALO_BLOCKS; j++) fill(sbuf + j * size, size, seed(c, i, size, rank, j));
+        break;
     }
 }
 
@@ -279,6 +301,25 @@ static long verify_coll(int c, size_t size, long i, int root) {
             }
         bad += verify(rbuf, size, seed(c, i, size, root, rank), c, i, "received block");
         break;
+    case HALO:
+        /* Receive block j (from neighbour j) is what that neighbour sent
+         * the other way: its block j ^ 1 (MPI-4.0 section 8.6). With 2
+         * ranks or fewer along a dimension the MPIs pair the blocks
+         * between one pair of ranks differently, so only the source is
+         * checked there: the block must be one the neighbour sent us. */
+        for (int j = 0; j < HALO_BLOCKS; j++) {
+            char what[64];
+            snprintf(what, sizeof what, "send block %d modified", j);
+            bad += verify(sbuf + j * size, size, seed(c, i, size, rank, j), c, i, what);
+            int twin = nbr[j] == nbr[j ^ 1];
+            int ok = holds(rbuf + j * size, size, seed(c, i, size, nbr[j], j ^ 1)) ||
+                     (twin && holds(rbuf + j * size, size, seed(c, i, size, nbr[j], j)));
+            if (!ok) {
+                snprintf(what, sizeof what, "block from neighbour %d (rank %d)", j, nbr[j]);
+                bad += verify(rbuf + j * size, size, seed(c, i, size, nbr[j], j ^ 1), c, i, what);
+            }
+        }
+        break;
     }
     return bad;
 }
@@ -297,6 +338,7 @@ static void call(int c, size_t size, int root) {
     case ALLTOALL: MPI_Alltoall(sbuf, count, MPI_CHAR, rbuf, count, MPI_CHAR, MPI_COMM_WORLD); break;
     case GATHER: MPI_Gather(sbuf, count, MPI_CHAR, rbuf, count, MPI_CHAR, root, MPI_COMM_WORLD); break;
     case SCATTER: MPI_Scatter(sbuf, count, MPI_CHAR, rbuf, count, MPI_CHAR, root, MPI_COMM_WORLD); break;
+    case HALO: MPI_Neighbor_alltoall(sbuf, count, MPI_CHAR, rbuf, count, MPI_CHAR, grid); break;
     }
 }
 
@@ -313,6 +355,7 @@ static double run(int c, size_t size, long iters, long skip, long *bad) {
         /* contents are irrelevant to the timing; set once, as OMB does */
         size_t bytes = size;
         if (c == ALLTOALL || c == SCATTER) bytes = size * nranks;
+        if (c == HALO) bytes = size * HALO_BLOCKS;
         if (c == REDUCE || c == ALLREDUCE) bytes = rcount(size) * 8;
         memset(sbuf, 'a', bytes);
     }
@@ -463,10 +506,17 @@ int main(int argc, char **argv) {
         if (sizes[i] > (size_t)1 << 28) die("message size above 256 MiB");
 
     size_t maxsize = nsizes ? sizes[nsizes - 1] : 1;
-    size_t bufsize = maxsize * (size_t)nranks;
+    size_t bufsize = maxsize * (size_t)(nranks > HALO_BLOCKS ? nranks : HALO_BLOCKS);
     if (rcount(maxsize) * 8 > bufsize) bufsize = rcount(maxsize) * 8;
     sbuf = xmalloc(bufsize);
     rbuf = xmalloc(bufsize);
+    {
+        int dims[2] = {0, 0}, periods[2] = {1, 1};
+        MPI_Dims_create(nranks, 2, dims);
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
+        MPI_Cart_shift(grid, 0, 1, &nbr[0], &nbr[1]);
+        MPI_Cart_shift(grid, 1, 1, &nbr[2], &nbr[3]);
+    }
 
     if (rank == 0) {
         printf("# osu_coll: OSU micro-benchmark methodology (OMB 7.x), %d ranks%s\n", nranks,

@@ -255,6 +255,7 @@ pub const COLL_METRICS: &[Metric] = &[
     coll("alltoall", "alltoall", 6),
     coll("gather", "gather", 7),
     coll("scatter", "scatter", 8),
+    coll("halo", "neighbour halo exchange, 2-D grid", 9),
 ];
 
 /// One-sided latency: column k of `osu_rma all`'s output, us per
@@ -428,7 +429,7 @@ pub const BENCHES: &[Bench] = &[
     },
     Bench {
         name: "coll",
-        what: "collectives (osu_barrier, osu_bcast, osu_reduce, osu_allreduce, osu_allgather, osu_alltoall, osu_gather, osu_scatter; bcast also with a rotating root): us per call, max over ranks",
+        what: "collectives (osu_barrier, osu_bcast, osu_reduce, osu_allreduce, osu_allgather, osu_alltoall, osu_gather, osu_scatter; bcast also with a rotating root; a halo exchange, MPI_Neighbor_alltoall on a periodic 2-D Cartesian grid): us per call, max over ranks",
         program: "osu_coll",
         mode_args: &["all"],
         min_size: 3,

@@ -308,6 +308,7 @@ fn draw<DB: DrawingBackend>(
             "reduce" | "allreduce" => "message size [bytes] (size/8 doubles, MPI_SUM)",
             "allgather" | "gather" | "scatter" => "message size [bytes] per rank",
             "alltoall" => "message size [bytes] per pair of ranks",
+            "halo" => "message size [bytes] per neighbour (4 per rank)",
             _ => "message size [bytes]",
         }
     } else if b.is_rma() {

@@ -36,6 +36,7 @@ mod barrier;
 mod bcast;
 mod fold;
 mod gather;
+mod neighbor;
 pub use crate::op;
 mod order;
 mod reduce;
@@ -55,6 +56,9 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
+pub use neighbor::{
+    neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
+};
 pub use reduce::{allreduce, exscan, reduce, reduce_scatter, reduce_scatter_block, scan};
 pub use vector::{allgatherv, alltoallv, gatherv, scatterv};
 

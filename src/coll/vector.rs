@@ -29,7 +29,7 @@ use crate::heap;
 
 /// A buffer of per-member pieces: piece `m` is `counts[m]` elements at
 /// displacement `displs[m]` (in extents).
-struct VBuf {
+pub(super) struct VBuf {
     base: Buf,
     counts: Vec<usize>,
     displs: Vec<isize>,
@@ -40,7 +40,7 @@ impl VBuf {
     ///
     /// # Safety
     /// `counts` and `displs` hold `n` ints each (or are null: then `None`).
-    unsafe fn new(
+    pub(super) unsafe fn new(
         ptr: *const c_void,
         counts: *const c_int,
         displs: *const c_int,
@@ -72,7 +72,7 @@ impl VBuf {
     }
 
     /// Piece `m`.
-    fn piece(&self, m: usize) -> Buf {
+    pub(super) fn piece(&self, m: usize) -> Buf {
         Buf {
             ptr: self
                 .base
@@ -101,9 +101,9 @@ impl VBuf {
 
 /// Where a member's pieces are offered: the address of the data, the
 /// (offset, length) table, and the staging buffers that back them.
-struct Offer {
-    addr: u64,
-    table: u64,
+pub(super) struct Offer {
+    pub(super) addr: u64,
+    pub(super) table: u64,
     _stages: Vec<Stage>,
 }
 
@@ -113,7 +113,7 @@ struct Offer {
 ///
 /// # Safety
 /// `v` describes the caller's buffer.
-unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) -> Offer {
+pub(super) unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) -> Offer {
     let n = v.counts.len();
     let mut stages = Vec::new();
     let mut table: Vec<u64> = Vec::with_capacity(2 * n);
@@ -181,6 +181,13 @@ unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) ->
 
 /// Member `m`'s table entry for member `j` in step `s`: (address, length).
 fn entry(node: &Node, m: usize, s: u64, j: usize) -> (*mut u8, usize) {
+    entry_in(node, m, s, j, node.n)
+}
+
+/// Member `m`'s table entry `j` in step `s`, when its table has `pieces`
+/// entries (its offer's pieces: one per member in the v collectives, one
+/// per neighbour in the neighbourhood ones).
+pub(super) fn entry_in(node: &Node, m: usize, s: u64, j: usize, pieces: usize) -> (*mut u8, usize) {
     let c = node.cell(m, s);
     // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
     let (addr, t) = (
@@ -188,12 +195,12 @@ fn entry(node: &Node, m: usize, s: u64, j: usize) -> (*mut u8, usize) {
         c.aux.load(Ordering::Relaxed),
     );
     let t = if t == 0 {
-        node.data(m, s, 16 * node.n) as *const u64
+        node.data(m, s, 16 * pieces) as *const u64
     } else {
         t as *const u64
     };
-    // SAFETY: member `m` offers a table of n entries there until we are
-    // done (`j < n`).
+    // SAFETY: member `m` offers a table of `pieces` entries there until we
+    // are done (`j < pieces`).
     let (off, len) = unsafe {
         (
             t.add(2 * j).read_unaligned(),

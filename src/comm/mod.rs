@@ -45,6 +45,10 @@ pub struct CommInfo {
     /// (see [`node::Node::create`]); `None` inside when the communicator
     /// gets none.
     pub node: std::sync::OnceLock<Option<node::Node>>,
+    /// This rank's neighbourhood in the communicator's process topology,
+    /// gathered by the first neighbourhood collective (see
+    /// [`topo::gather`]); `None` inside when it has none heapmpi can use.
+    pub topo: std::sync::OnceLock<Option<topo::Neighbors>>,
 }
 
 impl CommInfo {
@@ -347,6 +351,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             // Until agreed: on its own node every member keeps infos.
             complete: AtomicBool::new(n_remote == 0),
             node: std::sync::OnceLock::new(),
+            topo: std::sync::OnceLock::new(),
         })
     }
 }
@@ -431,4 +436,5 @@ fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
 
 pub mod cache;
 pub mod node;
+pub mod topo;
 pub use cache::Cache;

@@ -68,6 +68,26 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm) }
     }
+    /// `MPI_Neighbor_allgather`.
+    fn MPI_Neighbor_allgather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm) }
+    }
+    /// `MPI_Neighbor_allgatherv`.
+    fn MPI_Neighbor_allgatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm) }
+    }
+    /// `MPI_Neighbor_alltoall`.
+    fn MPI_Neighbor_alltoall(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm) }
+    }
+    /// `MPI_Neighbor_alltoallv`.
+    fn MPI_Neighbor_alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm) }
+    }
     /// `MPI_Reduce_scatter_block`.
     fn MPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

@@ -1,0 +1,324 @@
+//! The neighbourhood collectives: `MPI_Neighbor_allgather`,
+//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall` and
+//! `MPI_Neighbor_alltoallv` on a node-local communicator with a Cartesian,
+//! graph or distributed-graph topology (MPI-4.0 §8.6): the halo exchange of
+//! stencil codes.
+//!
+//! Stock MPIs run them as point-to-point messages to and from every
+//! neighbour (Open MPI's `coll/basic`, MPICH's `MPIR_Neighbor_*_allcomm_nb`:
+//! an `Irecv` per source, an `Isend` per destination, then `Waitall`).
+//! heapmpi runs them as its `Alltoallv` does (`vector.rs`): every member
+//! offers its send buffer, one piece per destination block (in place when
+//! it lies in the heap, else packed into a staging buffer), with a table of
+//! (offset, length) pairs; after one step every member copies each of its
+//! receive blocks once, straight from the piece its source offered for it
+//! ([`crate::comm::topo`] says which, per call, as the MPI served does it),
+//! and waits until the others are done
+//! with its own buffer. One copy per block and one node-wide step instead
+//! of two messages per neighbour.
+//!
+//! Which calls go to the real MPI, decided alike on every member: a
+//! communicator that spans nodes, one without a topology heapmpi can read
+//! (or whose graph does not pair up), `MPI_IN_PLACE` (erroneous here),
+//! negative counts, and a member that could not stage its buffer (then all
+//! of them, half-way, as in `vector.rs`). `MPI_Neighbor_alltoallw` (a type
+//! per block) and the nonblocking and persistent forms are the real MPI's;
+//! they never match one of these, so mixing them is safe.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::gather::any_failed;
+use super::vector::{entry_in, offer, VBuf};
+use super::{flat, gave_up, in_place, info, ran, to_real};
+use crate::comm::node::Node;
+use crate::comm::topo::{self, Neighbors, Pairing};
+
+/// The node state and this rank's neighbourhood, or `None` for the real
+/// MPI. Collective the first time on a communicator (gathers the
+/// topology).
+fn setup(comm: ffi::MPI_Comm) -> Option<(&'static Node, &'static Neighbors)> {
+    let node = flat(comm)?;
+    let info = info(comm)?;
+    let nb = info
+        .topo
+        .get_or_init(|| topo::gather(comm, info.rank, info.size))
+        .as_ref()?;
+    Some((node, nb))
+}
+
+/// Uniform blocks: `blocks` counts of `count` at displacements
+/// `k * count`.
+fn uniform(count: c_int, blocks: usize) -> (Vec<c_int>, Vec<c_int>) {
+    let counts = vec![count; blocks];
+    let displs = (0..blocks)
+        .map(|k| (k as c_int).wrapping_mul(count))
+        .collect();
+    (counts, displs)
+}
+
+/// What each call moves, and how its blocks pair up in the MPI heapmpi
+/// serves (measured; see [`crate::comm::topo`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// One send block for every neighbour (`Neighbor_allgather(v)`).
+    Gather,
+    /// `Neighbor_alltoall`.
+    Alltoall,
+    /// `Neighbor_alltoallv`.
+    Alltoallv,
+}
+
+impl Call {
+    fn pairing(self) -> Pairing {
+        match self {
+            // One block: any pairing names the right source.
+            Call::Gather => Pairing::InOrder,
+            Call::Alltoall if cfg!(heapmpi_mpich) => Pairing::Reverse,
+            Call::Alltoallv if cfg!(heapmpi_mpich) => Pairing::InOrder,
+            Call::Alltoall | Call::Alltoallv => Pairing::Direction,
+        }
+    }
+}
+
+/// Moves every receive block from the piece its source offered. With
+/// `Call::Gather` each member offers one piece (its whole send buffer) for
+/// every neighbour. Returns false when a member could not stage its
+/// buffer: every member then makes the real call.
+///
+/// # Safety
+/// `send` and `recv` describe the caller's buffers, with as many pieces as
+/// the neighbourhood has send and receive blocks (one send piece for
+/// `Call::Gather`).
+unsafe fn exchange(node: &Node, nb: &Neighbors, send: &VBuf, recv: &VBuf, call: Call) -> bool {
+    let s = node.begin(1);
+    // SAFETY: the caller's send buffer.
+    let off = unsafe { offer(node, s, send, true, false) };
+    node.publish(s, off.addr, 0, off.table);
+    node.wait_all(s);
+    if any_failed(node, s) {
+        node.finish(s);
+        gave_up();
+        return false;
+    }
+    let gather = call == Call::Gather;
+    for (k, f) in nb.from(call.pairing()).iter().enumerate() {
+        let Some(f) = f else { continue };
+        let (j, pieces) = if gather {
+            (0, 1)
+        } else {
+            (f.block as usize, f.src_blocks as usize)
+        };
+        let (p, len) = entry_in(node, f.src as usize, s, j, pieces);
+        // SAFETY: member `f.src` offers that piece until we are done.
+        unsafe { recv.piece(k).unpack_from(p, len) };
+    }
+    node.finish(s);
+    node.wait_done(s);
+    drop(off);
+    ran();
+    true
+}
+
+/// `MPI_Neighbor_allgather`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgather`.
+pub unsafe fn neighbor_allgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm)
+        })
+    };
+    let ok = sbuf != in_place() && scount >= 0 && rcount >= 0;
+    let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
+        return real();
+    };
+    let (sc, sd) = uniform(scount, 1);
+    let (rc, rd) = uniform(rcount, nb.indegree());
+    // SAFETY: the vectors hold as many ints as pieces.
+    let bufs = unsafe {
+        (
+            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, 1),
+            VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
+        )
+    };
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, nb, &send, &recv, Call::Gather) } {
+        0
+    } else {
+        real()
+    }
+}
+
+/// `MPI_Neighbor_allgatherv`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_allgatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm)
+        })
+    };
+    let ok = sbuf != in_place() && scount >= 0;
+    let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
+        return real();
+    };
+    let (sc, sd) = uniform(scount, 1);
+    let indeg = nb.indegree();
+    // SAFETY: MPI requires in-degree counts and displacements.
+    let bufs = unsafe {
+        (
+            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, 1),
+            if indeg == 0 {
+                VBuf::new(rbuf, sc.as_ptr(), sd.as_ptr(), rdt, 0)
+            } else {
+                VBuf::new(rbuf, rcounts, displs, rdt, indeg)
+            },
+        )
+    };
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, nb, &send, &recv, Call::Gather) } {
+        0
+    } else {
+        real()
+    }
+}
+
+/// `MPI_Neighbor_alltoall`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoall`.
+pub unsafe fn neighbor_alltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm)
+        })
+    };
+    let ok = sbuf != in_place() && scount >= 0 && rcount >= 0;
+    let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
+        return real();
+    };
+    let (sc, sd) = uniform(scount, nb.blocks);
+    let (rc, rd) = uniform(rcount, nb.indegree());
+    // SAFETY: the vectors hold as many ints as pieces.
+    let bufs = unsafe {
+        (
+            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, nb.blocks),
+            VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
+        )
+    };
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoall) } {
+        0
+    } else {
+        real()
+    }
+}
+
+/// `MPI_Neighbor_alltoallv`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Neighbor_alltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+            )
+        })
+    };
+    let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
+        return real();
+    };
+    let (zc, zd) = uniform(0, 0);
+    let (outdeg, indeg) = (nb.blocks, nb.indegree());
+    // SAFETY: MPI requires out-degree (in-degree) counts and
+    // displacements; with degree 0 the arrays may be anything.
+    let bufs = unsafe {
+        (
+            if outdeg == 0 {
+                VBuf::new(sbuf, zc.as_ptr(), zd.as_ptr(), sdt, 0)
+            } else {
+                VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
+            },
+            if indeg == 0 {
+                VBuf::new(rbuf, zc.as_ptr(), zd.as_ptr(), rdt, 0)
+            } else {
+                VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
+            },
+        )
+    };
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv) } {
+        0
+    } else {
+        real()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_blocks_follow_each_other() {
+        assert_eq!(uniform(3, 4), (vec![3, 3, 3, 3], vec![0, 3, 6, 9]));
+        assert_eq!(uniform(5, 0), (vec![], vec![]));
+    }
+}
