@@ -165,6 +165,30 @@ fn coll_neighborhood() {
     conformance("coll_neighborhood", "coll_neighbor", "neighbor");
 }
 
+/// The neighbourhood collectives through the Fortran bindings (`use mpi`,
+/// `tests/f/coll_neighbor_f.f90`: a halo exchange on a 2-D grid, 120 calls):
+/// the stock MPI's results, and at 2 ranks every one of the 120 calls on
+/// the heap (the program makes no other collective call before its
+/// report's two gathers).
+#[test]
+fn coll_neighborhood_fortran() {
+    matrix_conformance(
+        "coll_neighborhood_fortran",
+        "coll_neighbor_f",
+        "neighbor",
+        |o, n| {
+            let v = stats_part(&o.stderr, "coll: heap=")?;
+            if v.len() != n || v.iter().any(|&x| x < 120) {
+                return Err(format!(
+                    "coll: heap= on the ranks' reports: {v:?}; expected {n} values of at \
+                     least 120 (every neighbourhood call through the heap)"
+                ));
+            }
+            Ok(())
+        },
+    );
+}
+
 /// Two threads per rank under MPI_THREAD_MULTIPLE, each running collectives
 /// on its own duplicate of MPI_COMM_WORLD.
 #[test]

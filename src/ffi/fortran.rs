@@ -182,6 +182,10 @@ pub mod coll {
         fn allgatherv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, displs: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn alltoall(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn alltoallv(sbuf: *const c_void, scounts: *const Fint, sdispls: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, rdispls: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn neighbor_allgather(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn neighbor_allgatherv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, displs: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn neighbor_alltoall(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
+        fn neighbor_alltoallv(sbuf: *const c_void, scounts: *const Fint, sdispls: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, rdispls: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, rcount: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);
         fn scan(sbuf: *const c_void, rbuf: *mut c_void, count: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint);

@@ -109,6 +109,39 @@ binding! {
             set_ierr(ierr, rc)
         }
     }
+    /// `MPI_NEIGHBOR_ALLGATHER`.
+    fn neighbor_allgather(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint) {
+        // SAFETY: as `barrier` (no MPI_IN_PLACE in the neighbourhood
+        // collectives: it is passed on as given, and the call goes real).
+        unsafe {
+            let rc = coll::neighbor_allgather(may_be_in_place(sbuf), *scount, dtype(sdt), bottom(rbuf), *rcount, dtype(rdt), comm(c));
+            set_ierr(ierr, rc)
+        }
+    }
+    /// `MPI_NEIGHBOR_ALLGATHERV`.
+    fn neighbor_allgatherv(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, displs: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint) {
+        // SAFETY: as `neighbor_allgather`.
+        unsafe {
+            let rc = coll::neighbor_allgatherv(may_be_in_place(sbuf), *scount, dtype(sdt), bottom(rbuf), rcounts, displs, dtype(rdt), comm(c));
+            set_ierr(ierr, rc)
+        }
+    }
+    /// `MPI_NEIGHBOR_ALLTOALL`.
+    fn neighbor_alltoall(sbuf: *const c_void, scount: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcount: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint) {
+        // SAFETY: as `neighbor_allgather`.
+        unsafe {
+            let rc = coll::neighbor_alltoall(may_be_in_place(sbuf), *scount, dtype(sdt), bottom(rbuf), *rcount, dtype(rdt), comm(c));
+            set_ierr(ierr, rc)
+        }
+    }
+    /// `MPI_NEIGHBOR_ALLTOALLV`.
+    fn neighbor_alltoallv(sbuf: *const c_void, scounts: *const Fint, sdispls: *const Fint, sdt: *const Fint, rbuf: *mut c_void, rcounts: *const Fint, rdispls: *const Fint, rdt: *const Fint, c: *const Fint, ierr: *mut Fint) {
+        // SAFETY: as `neighbor_allgather`.
+        unsafe {
+            let rc = coll::neighbor_alltoallv(may_be_in_place(sbuf), scounts, sdispls, dtype(sdt), bottom(rbuf), rcounts, rdispls, dtype(rdt), comm(c));
+            set_ierr(ierr, rc)
+        }
+    }
     /// `MPI_REDUCE_SCATTER_BLOCK`.
     fn reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, rcount: *const Fint, dt: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint) {
         // SAFETY: as `barrier`.
