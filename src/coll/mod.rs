@@ -58,6 +58,7 @@ pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
+    neighbor_alltoallw,
 };
 pub use reduce::{allreduce, exscan, reduce, reduce_scatter, reduce_scatter_block, scan};
 pub use vector::{allgatherv, alltoallv, gatherv, scatterv};

@@ -1,6 +1,6 @@
 //! The neighbourhood collectives: `MPI_Neighbor_allgather`,
-//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall` and
-//! `MPI_Neighbor_alltoallv` on a node-local communicator with a Cartesian,
+//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall`,
+//! `MPI_Neighbor_alltoallv` and `MPI_Neighbor_alltoallw` on a node-local communicator with a Cartesian,
 //! graph or distributed-graph topology (MPI-4.0 §8.6): the halo exchange of
 //! stencil codes.
 //!
@@ -21,9 +21,10 @@
 //! communicator that spans nodes, one without a topology heapmpi can read
 //! (or whose graph does not pair up), `MPI_IN_PLACE` (erroneous here),
 //! negative counts, and a member that could not stage its buffer (then all
-//! of them, half-way, as in `vector.rs`). `MPI_Neighbor_alltoallw` (a type
-//! per block) and the nonblocking and persistent forms are the real MPI's;
-//! they never match one of these, so mixing them is safe.
+//! of them, half-way, as in `vector.rs`). `MPI_Neighbor_alltoallw` runs the
+//! same way, each block with its own datatype. The nonblocking and
+//! persistent forms are the real MPI's; they never match one of these, so
+//! mixing them is safe.
 
 use core::ffi::{c_int, c_void};
 
@@ -66,7 +67,7 @@ enum Call {
     Gather,
     /// `Neighbor_alltoall`.
     Alltoall,
-    /// `Neighbor_alltoallv`.
+    /// `Neighbor_alltoallv` and `Neighbor_alltoallw`.
     Alltoallv,
 }
 
@@ -299,6 +300,52 @@ pub unsafe fn neighbor_alltoallv(
             } else {
                 VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
             },
+        )
+    };
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv) } {
+        0
+    } else {
+        real()
+    }
+}
+
+/// `MPI_Neighbor_alltoallw`: a count and a datatype per block, byte
+/// displacements.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const ffi::MPI_Aint,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const ffi::MPI_Aint,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Neighbor_alltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+            )
+        })
+    };
+    let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
+        return real();
+    };
+    // SAFETY: MPI requires out-degree (in-degree) entries in each array.
+    let bufs = unsafe {
+        (
+            VBuf::new_w(sbuf, scounts, sdispls, stypes, nb.blocks),
+            VBuf::new_w(rbuf, rcounts, rdispls, rtypes, nb.indegree()),
         )
     };
     let (Some(send), Some(recv)) = bufs else {

@@ -27,12 +27,14 @@ use super::{flat, gave_up, in_place, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::Node;
 use crate::heap;
 
-/// A buffer of per-member pieces: piece `m` is `counts[m]` elements at
-/// displacement `displs[m]` (in extents).
+/// A buffer of pieces (one per member, or per neighbour): piece `m` is
+/// `counts[m]` elements at displacement `displs[m]` (in extents) of the
+/// buffer argument, or, for the `w` forms, its own count and datatype at a
+/// byte displacement.
 pub(super) struct VBuf {
-    base: Buf,
-    counts: Vec<usize>,
-    displs: Vec<isize>,
+    /// The buffer argument: table offsets are relative to it.
+    base: *mut u8,
+    pieces: Vec<Buf>,
 }
 
 impl VBuf {
@@ -64,38 +66,69 @@ impl VBuf {
         if ptr.is_null() && c.iter().any(|&x| x > 0) && base.d.contig {
             return None;
         }
+        let extent = base.l.extent as isize;
+        let pieces = c
+            .iter()
+            .zip(d)
+            .map(|(&count, &displ)| Buf {
+                ptr: base.ptr.wrapping_offset(displ as isize * extent),
+                count: count as usize,
+                ..base
+            })
+            .collect();
         Some(VBuf {
-            base,
-            counts: c.iter().map(|&x| x as usize).collect(),
-            displs: d.iter().map(|&x| x as isize).collect(),
+            base: base.ptr,
+            pieces,
+        })
+    }
+
+    /// The `w` form's argument: piece `m` is `counts[m]` elements of
+    /// `types[m]` at `displs[m]` bytes (`MPI_Aint`), if heapmpi takes every
+    /// one (counts non-negative, datatypes valid).
+    ///
+    /// # Safety
+    /// The three arrays hold `n` entries each (or are null: then `None`).
+    pub(super) unsafe fn new_w(
+        ptr: *const c_void,
+        counts: *const c_int,
+        displs: *const ffi::MPI_Aint,
+        types: *const ffi::MPI_Datatype,
+        n: usize,
+    ) -> Option<VBuf> {
+        if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
+            return None;
+        }
+        let mut pieces = Vec::with_capacity(n);
+        for m in 0..n {
+            // SAFETY: per the contract, `m < n`.
+            let (c, d, t) = unsafe { (*counts.add(m), *displs.add(m), *types.add(m)) };
+            // `MPI_Aint` is `isize` in Open MPI's bindings, `i64` in MPICH's.
+            #[allow(clippy::unnecessary_cast)]
+            let at = (ptr as *const u8).wrapping_offset(d as isize);
+            pieces.push(Buf::new(at.cast(), c, t)?);
+        }
+        Some(VBuf {
+            base: ptr as *mut u8,
+            pieces,
         })
     }
 
     /// Piece `m`.
     pub(super) fn piece(&self, m: usize) -> Buf {
-        Buf {
-            ptr: self
-                .base
-                .ptr
-                .wrapping_offset(self.displs[m] * self.base.l.extent as isize),
-            count: self.counts[m],
-            ..self.base
-        }
+        self.pieces[m]
     }
 
     /// Packed bytes of piece `m`.
     fn bytes(&self, m: usize) -> usize {
-        self.counts[m] * self.base.d.size
+        self.pieces[m].bytes()
     }
 
     /// Whether every piece lies, dense, inside the heap: then the pieces
-    /// are read or written in place at `displs[m] * extent`.
+    /// are read or written in place.
     fn in_place_ok(&self) -> bool {
-        self.base.d.contig
-            && (0..self.counts.len()).all(|m| {
-                let p = self.piece(m);
-                p.count == 0 || heap::in_region(p.ptr, p.bytes())
-            })
+        self.pieces
+            .iter()
+            .all(|p| p.count == 0 || (p.d.contig && heap::in_region(p.ptr, p.bytes())))
     }
 }
 
@@ -114,16 +147,16 @@ pub(super) struct Offer {
 /// # Safety
 /// `v` describes the caller's buffer.
 pub(super) unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stage: bool) -> Offer {
-    let n = v.counts.len();
+    let n = v.pieces.len();
     let mut stages = Vec::new();
     let mut table: Vec<u64> = Vec::with_capacity(2 * n);
     let addr = if v.in_place_ok() && !force_stage {
         for m in 0..n {
             let p = v.piece(m);
-            table.push((p.ptr as u64).wrapping_sub(v.base.ptr as u64));
+            table.push((p.ptr as u64).wrapping_sub(v.base as u64));
             table.push(v.bytes(m) as u64);
         }
-        v.base.ptr as u64
+        v.base as u64
     } else {
         let total: usize = (0..n).map(|m| v.bytes(m)).sum();
         match Stage::new(total) {

@@ -3,7 +3,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op};
+use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::coll;
 
@@ -87,6 +87,11 @@ c_exports! {
     fn MPI_Neighbor_alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm) }
+    }
+    /// `MPI_Neighbor_alltoallw`.
+    fn MPI_Neighbor_alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const MPI_Aint, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const MPI_Aint, rtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm) }
     }
     /// `MPI_Reduce_scatter_block`.
     fn MPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {

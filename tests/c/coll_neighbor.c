@@ -25,7 +25,8 @@
  *  B. on each: Neighbor_allgather, Neighbor_allgatherv (uneven counts,
  *     blocks in reverse order with gaps), Neighbor_alltoall,
  *     Neighbor_alltoallv (uneven counts, reverse order, gaps) and
- *     Neighbor_alltoallw (real MPI under heapmpi; its results must agree),
+ *     Neighbor_alltoallw (the same, odd receive blocks through a derived
+ *     type of the same signature),
  *     with 0, 1, 3, 1000 and 20000 ints per block (fewer at 4 ranks), send
  *     and receive buffers from malloc (in the shared heap under heapmpi)
  *     or static arrays (outside it), alternating; once with a strided
@@ -349,12 +350,18 @@ static void run(struct topo *t, enum call c, int count, int round,
             sd[k] = (MPI_Aint)sdispls[k] * sizeof(int);
             st[k] = MPI_INT;
         }
+        /* Odd receive blocks through a derived type of the same
+         * signature (a type per block). */
+        MPI_Datatype one;
+        MPI_OK(MPI_Type_contiguous(1, rt, &one));
+        MPI_OK(MPI_Type_commit(&one));
         for (int k = 0; k < t->indeg; k++) {
             rd[k] = (MPI_Aint)rdispls[k] * stride * sizeof(int);
-            rts[k] = rt;
+            rts[k] = k % 2 ? one : rt;
         }
         MPI_OK(MPI_Neighbor_alltoallw(sb, scounts, sd, st, rb, rcounts, rd, rts,
                                       t->comm));
+        MPI_Type_free(&one);
         break;
     }
     default:
@@ -405,6 +412,7 @@ static void on(MPI_Comm base, const char *what, int size)
                 run(&t[i], (enum call)c, counts[j], round++, 0);
         run(&t[i], ALLTOALL, 100, round++, 1);
         run(&t[i], ALLGATHERV, 7, round++, 1);
+        run(&t[i], ALLTOALLW, 50, round++, 1);
     }
     /* Twice on one communicator, back to back (steps reuse cells). */
     for (int j = 0; j < 6; j++)
