@@ -400,6 +400,93 @@ unrelated line shared_allocs=99
     assert_eq!(stats_rank("heapmpi[node0]: active"), None);
 }
 
+/// `wrappers/heapmpi-exec` as a launcher prefix (`mpirun -np 2 heapmpi-exec
+/// ./app`): each rank finds its MPI's build (from `ldd`, or, for a program
+/// started through a shell script, from the launcher's variables), preloads
+/// it and execs the program, whose ranks then share the heap. Refuses, with
+/// the launcher's job failing, when `HEAPMPI_MPI` names the other MPI.
+#[test]
+fn launcher_prefix_heapmpi_exec() {
+    let mut fl = Failures::new();
+    let exec = repo_root().join("wrappers/heapmpi-exec");
+    let n = 2;
+    for f in available_flavours() {
+        if let Err(e) = ensure_library(f) {
+            fl.fail(&format!("heapmpi-exec {}", f.name()), e);
+            continue;
+        }
+        let prog = match compile("share_pointers", f, Mode::Stock) {
+            Ok(p) => p,
+            Err(e) => {
+                fl.fail(&format!("heapmpi-exec {}: compile", f.name()), e);
+                continue;
+            }
+        };
+        let script = format!("exec {}", prog.display());
+        let runs: [(&str, Vec<String>); 2] = [
+            ("direct", vec![prog.display().to_string()]),
+            (
+                "through sh -c",
+                vec!["/bin/sh".into(), "-c".into(), script.clone()],
+            ),
+        ];
+        for (how, argv) in runs {
+            let cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
+            let mut cmd = with_rank_env(cmd, f, "HEAPMPI_STATS", "1");
+            cmd.args(&argv);
+            let case = format!("heapmpi-exec {} np={n} {how}", f.name());
+            fl.record(&case, run_command(cmd, job_timeout()), |o| {
+                check_ok(o, &share_pointers_expected(n))?;
+                check_status_lines(o, n, HeapState::Active)
+            });
+        }
+        let other = match f {
+            Flavour::OpenMpi => "mpich",
+            Flavour::Mpich => "openmpi",
+        };
+        let cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
+        let mut cmd = with_rank_env(cmd, f, "HEAPMPI_MPI", other);
+        cmd.arg(&prog);
+        let case = format!("heapmpi-exec {} np={n} HEAPMPI_MPI={other}", f.name());
+        fl.record(&case, run_command(cmd, job_timeout()), |o| {
+            let said = format!("heapmpi-exec: HEAPMPI_MPI={other} but");
+            if o.status.success() || !o.stderr.contains(&said) {
+                return Err(format!(
+                    "expected a failed job and \"{said} ...\" on stderr"
+                ));
+            }
+            Ok(())
+        });
+    }
+    fl.finish("launcher_prefix_heapmpi_exec");
+}
+
+/// Passes `key=value` to the ranks through the launcher (`-x` for Open
+/// MPI, `-genv` for MPICH), put before the program's arguments.
+fn with_rank_env(cmd: Command, f: Flavour, key: &str, value: &str) -> Command {
+    let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let mut c = Command::new(cmd.get_program());
+    if let Some(d) = cmd.get_current_dir() {
+        c.current_dir(d);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    // The launcher's own options come first, the program (the last
+    // argument: heapmpi-exec) after them.
+    let (prog, opts) = args.split_last().expect("a launcher command line");
+    c.args(opts);
+    match f {
+        Flavour::OpenMpi => c.args(["-x", &format!("{key}={value}")]),
+        Flavour::Mpich => c.args(["-genv", key, value]),
+    };
+    c.arg(prog);
+    c
+}
+
 /// Python loads the MPI library privately (RTLD_LOCAL, through the mpi4py
 /// extension); heapmpi must still intercept `MPI_Init_thread` and share the
 /// heap. Debian's mpi4py is built for Open MPI and Debian's python3.
