@@ -12,7 +12,10 @@
 //! it lies in the heap, else packed into a staging buffer), with a table of
 //! (offset, length) pairs; after one step every member copies each of its
 //! receive blocks once, straight from the piece its source offered for it
-//! ([`crate::comm::topo`] says which, per call, as the MPI served does it),
+//! ([`crate::comm::topo`] says which, per call, as the MPI served does it:
+//! where one rank is a neighbour more than once the MPIs and their
+//! versions disagree, and where heapmpi does not know the MPI's rule the
+//! call goes to the real MPI),
 //! and waits until the others are done
 //! with its own buffer. One copy per block and one node-wide step instead
 //! of two messages per neighbour.
@@ -34,7 +37,7 @@ use super::gather::any_failed;
 use super::vector::{entry_in, offer, VBuf};
 use super::{flat, gave_up, in_place, info, ran, to_real};
 use crate::comm::node::Node;
-use crate::comm::topo::{self, Neighbors, Pairing};
+use crate::comm::topo::{self, Exchange, Neighbors, Pairing};
 
 /// The node state and this rank's neighbourhood, or `None` for the real
 /// MPI. Collective the first time on a communicator (gathers the
@@ -60,7 +63,7 @@ fn uniform(count: c_int, blocks: usize) -> (Vec<c_int>, Vec<c_int>) {
 }
 
 /// What each call moves, and how its blocks pair up in the MPI heapmpi
-/// serves (measured; see [`crate::comm::topo`]).
+/// serves (see [`crate::comm::topo`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Call {
     /// One send block for every neighbour (`Neighbor_allgather(v)`).
@@ -71,15 +74,39 @@ enum Call {
     Alltoallv,
 }
 
-impl Call {
-    fn pairing(self) -> Pairing {
-        match self {
-            // One block: any pairing names the right source.
-            Call::Gather => Pairing::InOrder,
-            Call::Alltoall if cfg!(heapmpi_mpich) => Pairing::Reverse,
-            Call::Alltoallv if cfg!(heapmpi_mpich) => Pairing::InOrder,
-            Call::Alltoall | Call::Alltoallv => Pairing::Direction,
+/// The MPI's `MPI_Get_library_version`, asked once.
+fn library_version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let mut buf = vec![0u8; ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
+        let mut len: c_int = 0;
+        // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING bytes;
+        // callable at any time, even before MPI_Init.
+        let rc = unsafe { ffi::PMPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
+        if rc != 0 {
+            return String::new();
         }
+        buf.truncate((len.max(0) as usize).min(buf.len()));
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+impl Call {
+    /// How this call's blocks pair up on `nb` in the MPI served, or `None`
+    /// (the real MPI's call) where that is not known. The same answer on
+    /// every rank: the library, the topology and its ambiguity are.
+    fn pairing(self, nb: &Neighbors) -> Option<Pairing> {
+        // One block, or each pair of ranks meeting once: every pairing
+        // names the same block.
+        if self == Call::Gather || !nb.ambiguous {
+            return Some(Pairing::InOrder);
+        }
+        let call = if self == Call::Alltoall {
+            Exchange::Alltoall
+        } else {
+            Exchange::Alltoallv
+        };
+        topo::stock_pairing(library_version(), nb.kind, call)
     }
 }
 
@@ -92,7 +119,14 @@ impl Call {
 /// `send` and `recv` describe the caller's buffers, with as many pieces as
 /// the neighbourhood has send and receive blocks (one send piece for
 /// `Call::Gather`).
-unsafe fn exchange(node: &Node, nb: &Neighbors, send: &VBuf, recv: &VBuf, call: Call) -> bool {
+unsafe fn exchange(
+    node: &Node,
+    nb: &Neighbors,
+    send: &VBuf,
+    recv: &VBuf,
+    call: Call,
+    pairing: Pairing,
+) -> bool {
     let s = node.begin(1);
     // SAFETY: the caller's send buffer.
     let off = unsafe { offer(node, s, send, true, false) };
@@ -104,7 +138,7 @@ unsafe fn exchange(node: &Node, nb: &Neighbors, send: &VBuf, recv: &VBuf, call: 
         return false;
     }
     let gather = call == Call::Gather;
-    for (k, f) in nb.from(call.pairing()).iter().enumerate() {
+    for (k, f) in nb.from(pairing).iter().enumerate() {
         let Some(f) = f else { continue };
         let (j, pieces) = if gather {
             (0, 1)
@@ -157,8 +191,11 @@ pub unsafe fn neighbor_allgather(
     let (Some(send), Some(recv)) = bufs else {
         return real();
     };
+    let Some(pairing) = Call::Gather.pairing(nb) else {
+        return real();
+    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Gather) } {
+    if unsafe { exchange(node, nb, &send, &recv, Call::Gather, pairing) } {
         0
     } else {
         real()
@@ -206,8 +243,11 @@ pub unsafe fn neighbor_allgatherv(
     let (Some(send), Some(recv)) = bufs else {
         return real();
     };
+    let Some(pairing) = Call::Gather.pairing(nb) else {
+        return real();
+    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Gather) } {
+    if unsafe { exchange(node, nb, &send, &recv, Call::Gather, pairing) } {
         0
     } else {
         real()
@@ -249,8 +289,11 @@ pub unsafe fn neighbor_alltoall(
     let (Some(send), Some(recv)) = bufs else {
         return real();
     };
+    let Some(pairing) = Call::Alltoall.pairing(nb) else {
+        return real();
+    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoall) } {
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoall, pairing) } {
         0
     } else {
         real()
@@ -305,8 +348,11 @@ pub unsafe fn neighbor_alltoallv(
     let (Some(send), Some(recv)) = bufs else {
         return real();
     };
+    let Some(pairing) = Call::Alltoallv.pairing(nb) else {
+        return real();
+    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv) } {
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv, pairing) } {
         0
     } else {
         real()
@@ -351,8 +397,11 @@ pub unsafe fn neighbor_alltoallw(
     let (Some(send), Some(recv)) = bufs else {
         return real();
     };
+    let Some(pairing) = Call::Alltoallv.pairing(nb) else {
+        return real();
+    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv) } {
+    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv, pairing) } {
         0
     } else {
         real()

@@ -12,19 +12,27 @@
 //! lands in which receive block ([`Pairing`]) is where implementations
 //! part, where one rank is a neighbour more than once (a periodic
 //! Cartesian dimension of 2 or 1, a graph that lists a rank twice or
-//! itself); heapmpi must move the bytes its MPI moves. Measured with
-//! `tests/c/coll_neighbor.c`:
-//! - Open MPI 4.1 (`coll/basic`, which tags each direction apart): on a
+//! itself: [`Neighbors::ambiguous`]); heapmpi must move the bytes its MPI
+//! moves ([`stock_pairing`]). Measured with `tests/c/coll_neighbor.c`, and
+//! in the MPIs' trackers (mpi-forum/mpi-issues#153, the errata that made
+//! the Cartesian rule explicit in MPI-4.0; pmodels/mpich#5777 and #7945;
+//! open-mpi/ompi#7063):
+//! - MPI-4.1 (Open MPI 4.1 and 5.0, whose blocking forms run in
+//!   `coll/basic` with a tag per direction; MPICH from 5.0.2): on a
 //!   Cartesian grid what a rank sends towards `+1` is what its `+1`
-//!   neighbour receives from `-1` ([`Pairing::Direction`], as MPI-4.0 asks);
-//!   on graphs messages between two ranks match in order
-//!   ([`Pairing::InOrder`]: the `o`-th time a source appears in a rank's
-//!   source list is the `o`-th time that rank appears in the source's
-//!   destination list).
-//! - MPICH 4.0: `MPI_Neighbor_alltoall` posts its sends last to first, so
-//!   the `o`-th occurrence from the start pairs with the `o`-th from the
-//!   end ([`Pairing::Reverse`]), on every topology; `MPI_Neighbor_alltoallv`
-//!   (and `_alltoallw`) match in order, on every topology.
+//!   neighbour receives from `-1` ([`Pairing::Direction`]); on graphs
+//!   messages between two ranks match in order ([`Pairing::InOrder`]: the
+//!   `o`-th time a source appears in a rank's source list is the `o`-th
+//!   time that rank appears in the source's destination list).
+//! - MPICH 4.0: `MPI_Neighbor_alltoall` posts its receives last to first,
+//!   so the `o`-th occurrence from the start pairs with the `o`-th from the
+//!   end ([`Pairing::Reverse`]), on every topology;
+//!   `MPI_Neighbor_alltoallv` and `_alltoallw` match in order, on every
+//!   topology.
+//! - Others (MPICH 4.1 to 5.0.1 reverse all three, by #7945's account, not
+//!   measured here; Intel MPI; older versions): unknown, so an ambiguous
+//!   neighbourhood goes to the real MPI there. Without repeated neighbours
+//!   every reading agrees.
 //! - With one send block (`MPI_Neighbor_allgather(v)`) all agree.
 //!
 //! Only the own lists are local knowledge (for a distributed graph), so the
@@ -73,6 +81,61 @@ pub struct Neighbors {
     pub direction: Option<Vec<Option<From>>>,
     /// Send blocks (out-degree, `MPI_PROC_NULL` destinations included).
     pub blocks: usize,
+    /// The topology's kind.
+    pub kind: Kind,
+    /// Whether some rank is another's (or its own) neighbour more than
+    /// once anywhere in the topology, where the pairings differ (the same
+    /// on every rank: decided from the whole graph).
+    pub ambiguous: bool,
+}
+
+/// The neighbourhood calls whose pairing can differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// `MPI_Neighbor_alltoall`.
+    Alltoall,
+    /// `MPI_Neighbor_alltoallv` and `MPI_Neighbor_alltoallw`.
+    Alltoallv,
+}
+
+/// `(major, minor, patch)` of a version string's first `x.y[.z]`.
+fn version_of(s: &str) -> Option<(u32, u32, u32)> {
+    let start = s.find(|c: char| c.is_ascii_digit())?;
+    let mut parts = s[start..]
+        .split(|c: char| !c.is_ascii_digit())
+        .take(3)
+        .map(|p| p.parse::<u32>().ok());
+    let major = parts.next()??;
+    let minor = parts.next()??;
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+/// The pairing of ambiguous neighbourhoods in the MPI whose
+/// `MPI_Get_library_version` is `lib`, where known (see the module
+/// documentation); `None` sends ambiguous neighbourhoods to the real MPI.
+pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
+    let mpi41 = if kind == Kind::Cart {
+        Pairing::Direction
+    } else {
+        Pairing::InOrder
+    };
+    if let Some(v) = lib.strip_prefix("Open MPI v") {
+        let (major, minor, _) = version_of(v)?;
+        return ((major, minor) >= (4, 1) && major <= 5).then_some(mpi41);
+    }
+    if let Some(v) = lib.strip_prefix("MPICH Version:") {
+        let v = version_of(v)?;
+        return match v {
+            (4, 0, _) => Some(match call {
+                Exchange::Alltoall => Pairing::Reverse,
+                Exchange::Alltoallv => Pairing::InOrder,
+            }),
+            _ if v >= (5, 0, 2) => Some(mpi41),
+            _ => None,
+        };
+    }
+    None
 }
 
 impl Neighbors {
@@ -181,7 +244,15 @@ pub fn neighbors(me: usize, kind: Kind, ins: &[Vec<i32>], outs: &[Vec<i32>]) -> 
     if count.values().any(|&c| c != 0) {
         return None;
     }
+    let mut edges = std::collections::HashMap::<(i32, i32), u32>::new();
+    for (r, v) in ins.iter().enumerate() {
+        for &s in v.iter().filter(|&&s| s >= 0) {
+            *edges.entry((s, r as i32)).or_default() += 1;
+        }
+    }
     Some(Neighbors {
+        kind,
+        ambiguous: edges.values().any(|&c| c > 1),
         in_order: by_order(me, ins, outs, false)?,
         reverse: by_order(me, ins, outs, true)?,
         direction: (kind == Kind::Cart).then(|| by_direction(&ins[me])),
@@ -375,6 +446,75 @@ mod tests {
         let me = vec![vec![0, 0]];
         let n = neighbors(0, Kind::Cart, &me, &me).unwrap();
         assert_eq!(n.from(Pairing::Direction), [f(0, 1, 2), f(0, 0, 2)]);
+    }
+
+    #[test]
+    fn repeated_neighbours_are_ambiguous_everywhere() {
+        assert!(ring_of_two().ambiguous);
+        // A ring of 3: every pair meets once (rank 1's view, and rank 0's).
+        let ring3 = vec![vec![2, 1], vec![0, 2], vec![1, 0]];
+        assert!(!neighbors(1, Kind::Cart, &ring3, &ring3).unwrap().ambiguous);
+        // A graph whose only repeated edge is between ranks 1 and 2: rank
+        // 0 must see it as ambiguous too.
+        let g = vec![vec![1], vec![0, 2, 2], vec![1, 1]];
+        assert!(neighbors(0, Kind::Graph, &g, &g).unwrap().ambiguous);
+    }
+
+    #[test]
+    fn pairing_follows_the_mpi_and_its_version() {
+        use Exchange::*;
+        let ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4";
+        assert_eq!(
+            stock_pairing(ompi, Kind::Cart, Alltoall),
+            Some(Pairing::Direction)
+        );
+        assert_eq!(
+            stock_pairing(ompi, Kind::Graph, Alltoallv),
+            Some(Pairing::InOrder)
+        );
+        let ompi5 = "Open MPI v5.0.11, package: Open MPI user@localhost";
+        assert_eq!(
+            stock_pairing(ompi5, Kind::Cart, Alltoallv),
+            Some(Pairing::Direction)
+        );
+        assert_eq!(
+            stock_pairing("Open MPI v4.0.7, package", Kind::Cart, Alltoall),
+            None
+        );
+        let mpich40 = "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 2022";
+        assert_eq!(
+            stock_pairing(mpich40, Kind::Cart, Alltoall),
+            Some(Pairing::Reverse)
+        );
+        assert_eq!(
+            stock_pairing(mpich40, Kind::Cart, Alltoallv),
+            Some(Pairing::InOrder)
+        );
+        assert_eq!(
+            stock_pairing(mpich40, Kind::DistGraph, Alltoall),
+            Some(Pairing::Reverse)
+        );
+        let mpich5 = "MPICH Version:      5.0.2\nMPICH Release date: Fri Sep 25";
+        assert_eq!(
+            stock_pairing(mpich5, Kind::Cart, Alltoall),
+            Some(Pairing::Direction)
+        );
+        assert_eq!(
+            stock_pairing(mpich5, Kind::Graph, Alltoall),
+            Some(Pairing::InOrder)
+        );
+        assert_eq!(
+            stock_pairing("MPICH Version: 4.2.3\n", Kind::Cart, Alltoall),
+            None
+        );
+        assert_eq!(
+            stock_pairing("MPICH Version: 5.0.1\n", Kind::Cart, Alltoall),
+            None
+        );
+        assert_eq!(
+            stock_pairing("Intel(R) MPI Library 2021.13", Kind::Cart, Alltoall),
+            None
+        );
     }
 
     #[test]
