@@ -156,6 +156,33 @@ unsafe fn exchange(
     true
 }
 
+/// Runs `call` over the heap with the buffers described, or makes the
+/// real MPI's call (`real`) when one is not heapmpi's to take, when the
+/// MPI's pairing is not known, or when a member could not stage.
+///
+/// # Safety
+/// As [`exchange`].
+unsafe fn run(
+    node: &Node,
+    nb: &Neighbors,
+    bufs: (Option<VBuf>, Option<VBuf>),
+    call: Call,
+    real: impl Fn() -> c_int,
+) -> c_int {
+    let (Some(send), Some(recv)) = bufs else {
+        return real();
+    };
+    let Some(pairing) = call.pairing(nb) else {
+        return real();
+    };
+    // SAFETY: per the contract.
+    if unsafe { exchange(node, nb, &send, &recv, call, pairing) } {
+        0
+    } else {
+        real()
+    }
+}
+
 /// `MPI_Neighbor_allgather`.
 ///
 /// # Safety
@@ -188,18 +215,8 @@ pub unsafe fn neighbor_allgather(
             VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
         )
     };
-    let (Some(send), Some(recv)) = bufs else {
-        return real();
-    };
-    let Some(pairing) = Call::Gather.pairing(nb) else {
-        return real();
-    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Gather, pairing) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { run(node, nb, bufs, Call::Gather, real) }
 }
 
 /// `MPI_Neighbor_allgatherv`.
@@ -240,18 +257,8 @@ pub unsafe fn neighbor_allgatherv(
             },
         )
     };
-    let (Some(send), Some(recv)) = bufs else {
-        return real();
-    };
-    let Some(pairing) = Call::Gather.pairing(nb) else {
-        return real();
-    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Gather, pairing) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { run(node, nb, bufs, Call::Gather, real) }
 }
 
 /// `MPI_Neighbor_alltoall`.
@@ -286,18 +293,8 @@ pub unsafe fn neighbor_alltoall(
             VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
         )
     };
-    let (Some(send), Some(recv)) = bufs else {
-        return real();
-    };
-    let Some(pairing) = Call::Alltoall.pairing(nb) else {
-        return real();
-    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoall, pairing) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { run(node, nb, bufs, Call::Alltoall, real) }
 }
 
 /// `MPI_Neighbor_alltoallv`.
@@ -345,18 +342,8 @@ pub unsafe fn neighbor_alltoallv(
             },
         )
     };
-    let (Some(send), Some(recv)) = bufs else {
-        return real();
-    };
-    let Some(pairing) = Call::Alltoallv.pairing(nb) else {
-        return real();
-    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv, pairing) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
 }
 
 /// `MPI_Neighbor_alltoallw`: a count and a datatype per block, byte
@@ -394,18 +381,8 @@ pub unsafe fn neighbor_alltoallw(
             VBuf::new_w(rbuf, rcounts, rdispls, rtypes, nb.indegree()),
         )
     };
-    let (Some(send), Some(recv)) = bufs else {
-        return real();
-    };
-    let Some(pairing) = Call::Alltoallv.pairing(nb) else {
-        return real();
-    };
     // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, nb, &send, &recv, Call::Alltoallv, pairing) } {
-        0
-    } else {
-        real()
-    }
+    unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
 }
 
 #[cfg(test)]
