@@ -53,6 +53,15 @@ fn main() {
         map
     };
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={script}");
+    // A preloaded library is loaded into every process of the job's
+    // ranks, children included (`system()` runs `sh` with the same
+    // LD_PRELOAD): it must find the MPI library it links against without
+    // the program's own RPATH. An MPI outside the default search path (a
+    // pip wheel's `<venv>/lib`, a module's prefix) gets its directory as
+    // the library's RUNPATH, as the MPI's own `mpicc` gives programs.
+    for dir in mpi_lib_dirs() {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,{dir}");
+    }
     match flavour() {
         Some(f) => println!("cargo:rustc-cfg=heapmpi_{f}"),
         None => println!(
@@ -83,6 +92,31 @@ fn declares_mpi4() -> bool {
                 .any(|w| w == "MPI_Isendrecv_replace_c")
         })
         .unwrap_or(false)
+}
+
+/// The `-L` directories of the MPI compiler wrapper's link line (`-show`,
+/// which Open MPI's and MPICH's wrappers both accept), but for the
+/// system's own library directories.
+fn mpi_lib_dirs() -> Vec<String> {
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    let Ok(out) = Command::new(&mpicc).arg("-show").output() else {
+        return vec![];
+    };
+    let system = ["/lib", "/usr/lib", "/lib64", "/usr/lib64"];
+    let mut dirs: Vec<String> = vec![];
+    for w in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+        let Some(d) = w.strip_prefix("-L") else {
+            continue;
+        };
+        let d = d.trim_end_matches('/');
+        let in_system = system
+            .iter()
+            .any(|s| d == *s || d == format!("{s}/x86_64-linux-gnu"));
+        if !d.is_empty() && !in_system && !dirs.iter().any(|x| x == d) {
+            dirs.push(d.to_string());
+        }
+    }
+    dirs
 }
 
 /// `openmpi` or `mpich`, from the macros `<mpi.h>` defines.
