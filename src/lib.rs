@@ -53,13 +53,11 @@ extern "C" fn fork_child() {
 }
 
 /// Load-time set-up: snapshot the configuration, switch counting on if asked,
-/// register the fork handler and, while the process has one thread, for
-/// membarriers. Nothing here touches MPI or the heap.
+/// and register the fork handler. Nothing here touches MPI or the heap.
 #[ctor::ctor]
 unsafe fn load() {
     stats::enable(config::get().stats);
     heap::tcache::init();
-    sys::wake::preregister();
     // SAFETY: registering a plain function with no captured state.
     unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }

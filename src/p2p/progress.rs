@@ -97,9 +97,8 @@ pub fn stop() {
 }
 
 fn run(mb: &'static Mailbox) {
-    // Usually done already at load time, while the process had one thread
-    // (`wake::preregister`), and then immediate. Otherwise registering waits
-    // for the kernel (23 ms measured on our machines), so it is done here,
+    // Registering for membarriers waits for the kernel (23 ms measured on
+    // our machines, most of a small job's start-up), so it is done here,
     // not in MPI_Init, and before this thread's first handshake: until it
     // is done, the calling threads fence fully (see `wake::init_barrier`).
     wake::init_barrier();

@@ -54,29 +54,6 @@ pub fn init_barrier() -> bool {
     ok
 }
 
-/// Registers for expedited membarriers at load time if the process has a
-/// single thread, where the kernel does it without waiting: with more
-/// than one thread it waits for an RCU grace period (`synchronize_rcu`,
-/// 20-25 ms on our machines), which a job would otherwise pay in
-/// `MPI_Finalize` when it joins the progress thread still registering.
-/// The later [`init_barrier`] then returns at once (the kernel finds the
-/// process registered). Multi-threaded at load (a `dlopen`), nothing is
-/// done here and the progress thread pays as before.
-pub fn preregister() {
-    if single_threaded() {
-        init_barrier();
-    }
-}
-
-/// Whether this process has one thread (`Threads:` in /proc/self/status).
-fn single_threaded() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .is_some_and(|n| n.trim() == "1")
-    })
-}
-
 /// Whether the frequent side of the handshake may use a compiler barrier
 /// (the rare side calls [`heavy_barrier`]).
 #[inline]
@@ -169,22 +146,6 @@ mod tests {
         let t0 = std::time::Instant::now();
         futex_wait(&w, 4, Some(10_000));
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
-    }
-
-    #[test]
-    fn a_second_thread_is_seen() {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let t = std::thread::spawn(move || rx.recv());
-        assert!(!single_threaded());
-        drop(tx);
-        let _ = t.join();
-    }
-
-    #[test]
-    fn preregistered_or_not_the_barrier_works() {
-        preregister();
-        assert_eq!(init_barrier(), light_barrier_is_enough());
-        heavy_barrier();
     }
 
     #[test]
