@@ -431,9 +431,10 @@ fn launcher_prefix_heapmpi_exec() {
             ),
         ];
         for (how, argv) in runs {
-            let cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
-            let mut cmd = with_rank_env(cmd, f, "HEAPMPI_STATS", "1");
-            cmd.args(&argv);
+            // The ranks inherit the launcher's environment on one node, as
+            // in every Case (`spawn_mpi`).
+            let mut cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
+            cmd.args(&argv).env("HEAPMPI_STATS", "1");
             let case = format!("heapmpi-exec {} np={n} {how}", f.name());
             fl.record(&case, run_command(cmd, job_timeout()), |o| {
                 check_ok(o, &share_pointers_expected(n))?;
@@ -444,9 +445,8 @@ fn launcher_prefix_heapmpi_exec() {
             Flavour::OpenMpi => "mpich",
             Flavour::Mpich => "openmpi",
         };
-        let cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
-        let mut cmd = with_rank_env(cmd, f, "HEAPMPI_MPI", other);
-        cmd.arg(&prog);
+        let mut cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
+        cmd.arg(&prog).env("HEAPMPI_MPI", other);
         let case = format!("heapmpi-exec {} np={n} HEAPMPI_MPI={other}", f.name());
         fl.record(&case, run_command(cmd, job_timeout()), |o| {
             let said = format!("heapmpi-exec: HEAPMPI_MPI={other} but");
@@ -459,32 +459,6 @@ fn launcher_prefix_heapmpi_exec() {
         });
     }
     fl.finish("launcher_prefix_heapmpi_exec");
-}
-
-/// Passes `key=value` to the ranks through the launcher (`-x` for Open
-/// MPI, `-genv` for MPICH), put before the program's arguments.
-fn with_rank_env(cmd: Command, f: Flavour, key: &str, value: &str) -> Command {
-    let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_owned()).collect();
-    let mut c = Command::new(cmd.get_program());
-    if let Some(d) = cmd.get_current_dir() {
-        c.current_dir(d);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    // The launcher's own options come first, the program (the last
-    // argument: heapmpi-exec) after them.
-    let (prog, opts) = args.split_last().expect("a launcher command line");
-    c.args(opts);
-    match f {
-        Flavour::OpenMpi => c.args(["-x", &format!("{key}={value}")]),
-        Flavour::Mpich => c.args(["-genv", key, value]),
-    };
-    c.arg(prog);
-    c
 }
 
 /// Python loads the MPI library privately (RTLD_LOCAL, through the mpi4py

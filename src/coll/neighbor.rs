@@ -52,16 +52,6 @@ fn setup(comm: ffi::MPI_Comm) -> Option<(&'static Node, &'static Neighbors)> {
     Some((node, nb))
 }
 
-/// Uniform blocks: `blocks` counts of `count` at displacements
-/// `k * count`.
-fn uniform(count: c_int, blocks: usize) -> (Vec<c_int>, Vec<c_int>) {
-    let counts = vec![count; blocks];
-    let displs = (0..blocks)
-        .map(|k| (k as c_int).wrapping_mul(count))
-        .collect();
-    (counts, displs)
-}
-
 /// What each call moves, and how its blocks pair up in the MPI heapmpi
 /// serves (see [`crate::comm::topo`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -206,15 +196,10 @@ pub unsafe fn neighbor_allgather(
     let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
         return real();
     };
-    let (sc, sd) = uniform(scount, 1);
-    let (rc, rd) = uniform(rcount, nb.indegree());
-    // SAFETY: the vectors hold as many ints as pieces.
-    let bufs = unsafe {
-        (
-            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, 1),
-            VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
-        )
-    };
+    let bufs = (
+        VBuf::uniform(sbuf, scount, sdt, 1),
+        VBuf::uniform(rbuf, rcount, rdt, nb.indegree()),
+    );
     // SAFETY: the caller's buffers, described above.
     unsafe { run(node, nb, bufs, Call::Gather, real) }
 }
@@ -244,19 +229,16 @@ pub unsafe fn neighbor_allgatherv(
     let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
         return real();
     };
-    let (sc, sd) = uniform(scount, 1);
     let indeg = nb.indegree();
-    // SAFETY: MPI requires in-degree counts and displacements.
-    let bufs = unsafe {
-        (
-            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, 1),
-            if indeg == 0 {
-                VBuf::new(rbuf, sc.as_ptr(), sd.as_ptr(), rdt, 0)
-            } else {
-                VBuf::new(rbuf, rcounts, displs, rdt, indeg)
-            },
-        )
-    };
+    let bufs = (
+        VBuf::uniform(sbuf, scount, sdt, 1),
+        if indeg == 0 {
+            VBuf::uniform(rbuf, 0, rdt, 0)
+        } else {
+            // SAFETY: MPI requires in-degree counts and displacements.
+            unsafe { VBuf::new(rbuf, rcounts, displs, rdt, indeg) }
+        },
+    );
     // SAFETY: the caller's buffers, described above.
     unsafe { run(node, nb, bufs, Call::Gather, real) }
 }
@@ -284,15 +266,10 @@ pub unsafe fn neighbor_alltoall(
     let Some((node, nb)) = ok.then(|| setup(comm)).flatten() else {
         return real();
     };
-    let (sc, sd) = uniform(scount, nb.blocks);
-    let (rc, rd) = uniform(rcount, nb.indegree());
-    // SAFETY: the vectors hold as many ints as pieces.
-    let bufs = unsafe {
-        (
-            VBuf::new(sbuf, sc.as_ptr(), sd.as_ptr(), sdt, nb.blocks),
-            VBuf::new(rbuf, rc.as_ptr(), rd.as_ptr(), rdt, nb.indegree()),
-        )
-    };
+    let bufs = (
+        VBuf::uniform(sbuf, scount, sdt, nb.blocks),
+        VBuf::uniform(rbuf, rcount, rdt, nb.indegree()),
+    );
     // SAFETY: the caller's buffers, described above.
     unsafe { run(node, nb, bufs, Call::Alltoall, real) }
 }
@@ -324,19 +301,18 @@ pub unsafe fn neighbor_alltoallv(
     let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
         return real();
     };
-    let (zc, zd) = uniform(0, 0);
     let (outdeg, indeg) = (nb.blocks, nb.indegree());
     // SAFETY: MPI requires out-degree (in-degree) counts and
     // displacements; with degree 0 the arrays may be anything.
     let bufs = unsafe {
         (
             if outdeg == 0 {
-                VBuf::new(sbuf, zc.as_ptr(), zd.as_ptr(), sdt, 0)
+                VBuf::uniform(sbuf, 0, sdt, 0)
             } else {
                 VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
             },
             if indeg == 0 {
-                VBuf::new(rbuf, zc.as_ptr(), zd.as_ptr(), rdt, 0)
+                VBuf::uniform(rbuf, 0, rdt, 0)
             } else {
                 VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
             },
@@ -383,15 +359,4 @@ pub unsafe fn neighbor_alltoallw(
     };
     // SAFETY: the caller's buffers, described above.
     unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uniform_blocks_follow_each_other() {
-        assert_eq!(uniform(3, 4), (vec![3, 3, 3, 3], vec![0, 3, 6, 9]));
-        assert_eq!(uniform(5, 0), (vec![], vec![]));
-    }
 }

@@ -82,6 +82,21 @@ impl VBuf {
         })
     }
 
+    /// `n` consecutive pieces of `count` elements each (the non-v forms'
+    /// layout), without count and displacement arrays.
+    pub(super) fn uniform(
+        ptr: *const c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        n: usize,
+    ) -> Option<VBuf> {
+        let one = Buf::new(ptr, count, dt)?;
+        Some(VBuf {
+            base: one.ptr,
+            pieces: (0..n).map(|k| one.piece(k)).collect(),
+        })
+    }
+
     /// The `w` form's argument: piece `m` is `counts[m]` elements of
     /// `types[m]` at `displs[m]` bytes (`MPI_Aint`), if heapmpi takes every
     /// one (counts non-negative, datatypes valid).
