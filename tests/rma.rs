@@ -233,7 +233,8 @@ fn rma_fortran_use_mpi_f08() {
 /// `MPI_Win_shared_query` of empty segments (with and without
 /// `alloc_shared_noncontig`), windows on `MPI_COMM_SELF`, zero-count
 /// accumulates of a pair outside the standard's table, `MPI_WIN_BASE` of
-/// shared segments of odd sizes, null buffers of zero-size types.
+/// shared segments of odd sizes, null buffers of zero-size types, window
+/// creations on overlapping communicators while half of the ranks lag.
 #[test]
 fn rma_regressions() {
     conformance("rma_regressions", "rma_regress", "regress");

@@ -8,6 +8,7 @@
 
 use core::ffi::{c_int, c_void};
 use std::collections::BTreeSet;
+use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
 use mpi_sys as ffi;
@@ -34,6 +35,18 @@ use crate::stats;
 /// `flock` on a file in the job's session directory (removed with it at the
 /// end of the job) for the creation, which returns on rank 0 only after
 /// every member attached and the segment was unlinked.
+///
+/// The lock is taken only once every member of `comm` is in this call, and
+/// never waited for: a holder that still needed a member who was itself
+/// waiting for the lock (for a window on another communicator, made
+/// earlier in that member's program) would never let go. Seen: ranks 0 and
+/// 1 of four made a window on `MPI_COMM_WORLD` while ranks 2 and 3, slowed
+/// by a loaded machine, were still making one on their pair; rank 0 held
+/// the lock in the world's creation, waiting for rank 2, which waited for
+/// the lock. So every member first meets the others in a barrier; then rank
+/// 0 tries the lock without blocking and tells the others whether it got
+/// it, and while it did not, all of them back off and try again together.
+/// A holder's members are all in its creation, which therefore finishes.
 fn serialized(comm: ffi::MPI_Comm, create: impl FnOnce() -> c_int) -> c_int {
     let _lock = if cfg!(heapmpi_openmpi) {
         creation_lock(comm)
@@ -44,31 +57,61 @@ fn serialized(comm: ffi::MPI_Comm, create: impl FnOnce() -> c_int) -> c_int {
 }
 
 /// The creation lock of [`serialized`] on rank 0 of `comm` (released when
-/// the file is closed), or `None`.
+/// the file is closed), or `None`. Collective over `comm`, unless `comm`
+/// is not a valid intra-communicator (the creation then reports it).
 fn creation_lock(comm: ffi::MPI_Comm) -> Option<std::fs::File> {
-    let mut rank: c_int = -1;
-    // SAFETY: a communicator handle from the caller and a valid out-pointer
+    let (mut rank, mut inter): (c_int, c_int) = (-1, 1);
+    // SAFETY: a communicator handle from the caller and valid out-pointers
     // (an invalid handle gives an error, and no lock).
-    if unsafe { ffi::PMPI_Comm_rank(comm, &mut rank) } != 0 || rank != 0 {
+    let valid = unsafe {
+        ffi::PMPI_Comm_rank(comm, &mut rank) == 0
+            && ffi::PMPI_Comm_test_inter(comm, &mut inter) == 0
+    };
+    if !valid || inter != 0 {
         return None;
     }
+    // Rank 0's lock file; the others take part in the agreement below
+    // whether or not rank 0 has one, and so learn nothing from the
+    // environment that rank 0 does not also see.
+    let file = if rank == 0 { lock_file() } else { None };
+    // SAFETY: a valid intra-communicator; every member calls this at the
+    // same point of the same creation.
+    if unsafe { ffi::PMPI_Barrier(comm) } != 0 {
+        return None;
+    }
+    let mut pause_us = 20u64;
+    loop {
+        let mut got: u64 = match &file {
+            // SAFETY: a descriptor we own; never blocks.
+            Some(f) => {
+                (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0) as u64
+            }
+            None => 1,
+        };
+        if !crate::comm::bcast_u64(comm, &mut got) {
+            return None;
+        }
+        if got != 0 {
+            return file;
+        }
+        // Another creation of this job holds the lock, every member of its
+        // communicator inside it: it ends soon.
+        std::thread::sleep(std::time::Duration::from_micros(pause_us));
+        pause_us = (pause_us * 2).min(1000);
+    }
+}
+
+/// The file in the job's session directory whose `flock` is the creation
+/// lock (Open MPI 4.1 names the directory in the environment).
+fn lock_file() -> Option<std::fs::File> {
     let dir = std::env::var_os("OMPI_MCA_orte_jobfam_session_dir")?;
     let path = std::path::Path::new(&dir).join("heapmpi-window.lock");
-    let f = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
-        .ok()?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: a descriptor we own; blocks until no other process of the
-    // job holds the lock.
-    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        if crate::sys::errno() != libc::EINTR {
-            return None;
-        }
-    }
-    Some(f)
+        .ok()
 }
 
 /// Whether every member of `comm` got `p` non-null (collective).

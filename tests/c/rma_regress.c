@@ -26,12 +26,21 @@
  *     real window gave rank 1 the base of rank 0's segment.
  *  7. MPI_Put and MPI_Get of 1 element of MPI_Type_contiguous(0, MPI_INT)
  *     from a null buffer (MPICH's badrma).
+ *  8. Windows on overlapping communicators while some ranks lag (4 ranks
+ *     or more): the upper half of the ranks sleeps, then makes a window on
+ *     its half; the lower half makes one on its half and then one on
+ *     MPI_COMM_WORLD. Under Open MPI heapmpi lets one real window creation
+ *     of the job run at a time (see src/rma/create.rs); rank 0 held that
+ *     lock in the world's creation, waiting for the upper half, whose
+ *     first rank waited for the lock: a hang, seen first as a rare one in
+ *     rma_basic on a loaded machine.
  *
  * Output: one line per case and rank (gathered in rank order), then
  * "rank N: regress ok". Exits non-zero when a check fails.
  */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include <unistd.h>
 
 static int rank, size;
 
@@ -319,6 +328,34 @@ static void case_zero_size_type(void)
     MPI_Win_free(&w);
 }
 
+static void case_overlap(void)
+{
+    int ok = 1;
+    if (size >= 4) {
+        int upper = rank >= size / 2;
+        MPI_Comm half;
+        MPI_Comm_split(MPI_COMM_WORLD, upper, rank, &half);
+        if (upper)
+            usleep(300 * 1000);
+        /* Win_create goes straight to the creation (Win_allocate first
+         * agrees on the memory, a collective that would meet the upper
+         * half before the lock is taken) */
+        static int mem[2][16];
+        MPI_Win hw, ww;
+        ok &= MPI_Win_create(mem[0], sizeof mem[0], 4, MPI_INFO_NULL, half, &hw) == MPI_SUCCESS;
+        ok &= MPI_Win_create(mem[1], sizeof mem[1], 4, MPI_INFO_NULL, MPI_COMM_WORLD, &ww) ==
+              MPI_SUCCESS;
+        MPI_Win_free(&ww);
+        MPI_Win_free(&hw);
+        MPI_Comm_free(&half);
+        EXPECT(ok, "overlapping creations failed");
+    }
+    char line[LINE];
+    snprintf(line, sizeof line, "rank %d: 8 window creations on overlapping communicators %s", rank,
+             ok ? "ok" : "failed");
+    print_ordered(line, rank, size);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -330,6 +367,7 @@ int main(int argc, char **argv)
     case_zero_gacc();
     case_shared_base();
     case_zero_size_type();
+    case_overlap();
     print_result("regress", rank, size);
     int bad = job_failures();
     MPI_Finalize();
