@@ -562,8 +562,9 @@ impl Drop for Node {
 /// processor when ranks outnumber cores (the awaited member probably waits
 /// for this core), and after a longer one always; now and then it drives
 /// the real MPI's progress, so that this rank's operations through the
-/// real MPI (to other nodes) move while it waits here, as they would inside
-/// the real collective.
+/// real MPI (to other nodes) and other ranks' operations that need this
+/// one's progress move while it waits here, as they would inside the real
+/// collective.
 #[inline]
 pub fn wait_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
     if let Some(v) = f() {
@@ -576,12 +577,20 @@ pub fn wait_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
             return v;
         }
         spins = spins.wrapping_add(1);
-        if (over && spins > 16) || spins > 4096 {
+        let yielding = (over && spins > 16) || spins > 4096;
+        if yielding {
             std::thread::yield_now();
         } else {
             core::hint::spin_loop();
         }
-        if spins % 1024 == 0 && super::active() {
+        // Every 1024 rounds while spinning, every 8th once yielding: a
+        // round then lasts up to a scheduler turn, and another rank's
+        // real-MPI operation may need this rank's progress (Open MPI's
+        // shared-memory transport runs the atomics of a one-sided
+        // accumulate as messages handled by the target's progress: a
+        // target that pokes once per 1024 turns held four ranks in
+        // `Accumulate` for minutes on a loaded machine).
+        if (spins % 1024 == 0 || (yielding && spins % 8 == 0)) && super::active() {
             poke_real();
         }
     }

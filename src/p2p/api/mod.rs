@@ -231,9 +231,13 @@ fn raise(comm: ffi::MPI_Comm, code: c_int) -> c_int {
 // ----- sends -----
 
 /// Drives the real MPI's progress now and then while heapmpi waits, so
-/// that its pending operations (to other nodes, collectives) keep moving.
+/// that its pending operations (to other nodes, collectives) and other
+/// ranks' operations that need this rank's progress (Open MPI's
+/// shared-memory transport runs one-sided atomics as messages the target
+/// handles) keep moving: every 256 rounds of spinning, every 8th round
+/// once the wait yields (a round then lasts up to a scheduler turn).
 fn poke_real(spins: u32) {
-    if spins % 256 == 255 {
+    if spins % 256 == 255 || (engine::yields(spins) && spins % 8 == 7) {
         let mut flag: c_int = 0;
         // SAFETY: a probe with valid out-pointers; it consumes nothing.
         unsafe {

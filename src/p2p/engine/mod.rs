@@ -514,9 +514,15 @@ pub use crate::sys::oversubscribed;
 /// outnumber cores, since the peer needs this CPU to make progress.
 #[inline]
 pub fn backoff(spins: u32) {
-    if spins > 4096 || (spins > 4 && oversubscribed()) {
+    if yields(spins) {
         std::thread::yield_now();
     } else {
         core::hint::spin_loop();
     }
+}
+
+/// Whether round `spins` of a wait yields the processor ([`backoff`]).
+#[inline]
+pub fn yields(spins: u32) -> bool {
+    spins > 4096 || (spins > 4 && oversubscribed())
 }
