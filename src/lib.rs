@@ -34,6 +34,7 @@ pub mod req;
 pub mod rma;
 pub mod stats;
 pub mod sys;
+pub mod version;
 
 /// heapmpi's own Rust allocations go straight to glibc (see
 /// [`sys::glibc::GlibcAlloc`]).

@@ -64,23 +64,6 @@ enum Call {
     Alltoallv,
 }
 
-/// The MPI's `MPI_Get_library_version`, asked once.
-fn library_version() -> &'static str {
-    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        let mut buf = vec![0u8; ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
-        let mut len: c_int = 0;
-        // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING bytes;
-        // callable at any time, even before MPI_Init.
-        let rc = unsafe { ffi::PMPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
-        if rc != 0 {
-            return String::new();
-        }
-        buf.truncate((len.max(0) as usize).min(buf.len()));
-        String::from_utf8_lossy(&buf).into_owned()
-    })
-}
-
 impl Call {
     /// How this call's blocks pair up on `nb` in the MPI served, or `None`
     /// (the real MPI's call) where that is not known. The same answer on
@@ -96,7 +79,7 @@ impl Call {
         } else {
             Exchange::Alltoallv
         };
-        topo::stock_pairing(library_version(), nb.kind, call)
+        topo::stock_pairing(crate::version::library_version(), nb.kind, call)
     }
 }
 

@@ -46,6 +46,8 @@ use core::ffi::c_int;
 
 use mpi_sys as ffi;
 
+use crate::version::Library;
+
 /// Where one receive block comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct From {
@@ -98,19 +100,6 @@ pub enum Exchange {
     Alltoallv,
 }
 
-/// `(major, minor, patch)` of a version string's first `x.y[.z]`.
-fn version_of(s: &str) -> Option<(u32, u32, u32)> {
-    let start = s.find(|c: char| c.is_ascii_digit())?;
-    let mut parts = s[start..]
-        .split(|c: char| !c.is_ascii_digit())
-        .take(3)
-        .map(|p| p.parse::<u32>().ok());
-    let major = parts.next()??;
-    let minor = parts.next()??;
-    let patch = parts.next().flatten().unwrap_or(0);
-    Some((major, minor, patch))
-}
-
 /// The pairing of ambiguous neighbourhoods in the MPI whose
 /// `MPI_Get_library_version` is `lib`, where known (see the module
 /// documentation); `None` sends ambiguous neighbourhoods to the real MPI.
@@ -120,22 +109,20 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
     } else {
         Pairing::InOrder
     };
-    if let Some(v) = lib.strip_prefix("Open MPI v") {
-        let (major, minor, _) = version_of(v)?;
-        return ((major, minor) >= (4, 1) && major <= 5).then_some(mpi41);
-    }
-    if let Some(v) = lib.strip_prefix("MPICH Version:") {
-        let v = version_of(v)?;
-        return match v {
+    match crate::version::parse(lib) {
+        Library::OpenMpi((major, minor, _)) => {
+            ((major, minor) >= (4, 1) && major <= 5).then_some(mpi41)
+        }
+        Library::Mpich(v) => match v {
             (4, 0, _) => Some(match call {
                 Exchange::Alltoall => Pairing::Reverse,
                 Exchange::Alltoallv => Pairing::InOrder,
             }),
             _ if v >= (5, 0, 2) => Some(mpi41),
             _ => None,
-        };
+        },
+        Library::Other => None,
     }
-    None
 }
 
 impl Neighbors {

@@ -736,31 +736,45 @@ pub unsafe fn shared_query(
     let w = lookup(win);
     let segs = w.and_then(|w| w.segments.as_deref());
     if let Some(segs) = segs {
-        // A window where no member gave memory: MPICH reports the caller's
-        // own unit for every member and MPI_PROC_NULL (it keeps no shared
-        // table then), Open MPI each member's, and a unit of 0 for
-        // MPI_PROC_NULL; both a size of 0 and a null base.
+        // A window where no member gave memory: MPICH 4 reports the
+        // caller's own unit for every member and MPI_PROC_NULL (it keeps no
+        // shared table then), MPICH 5 its own unit for the caller and 0
+        // for the others and MPI_PROC_NULL, Open MPI each member's, and 0
+        // for MPI_PROC_NULL; all a size of 0 and a null base.
         let me = w.and_then(|w| w.fast.as_ref()).map_or(0, |f| f.me);
         let empty = segs.iter().all(|s| s.size == 0);
-        let own_unit = |s: Peer| match segs.get(me) {
-            Some(m) if empty && cfg!(heapmpi_mpich) => Peer { unit: m.unit, ..s },
-            _ => s,
+        let mpich5 = cfg!(heapmpi_mpich)
+            && matches!(crate::version::library(), crate::version::Library::Mpich(v) if v.0 >= 5);
+        let empty_unit = |q: Option<usize>, s: Peer| -> Peer {
+            if !empty || !cfg!(heapmpi_mpich) {
+                return s;
+            }
+            let unit = match segs.get(me) {
+                Some(m) if !mpich5 || q == Some(me) => m.unit,
+                _ => 0,
+            };
+            Peer { unit, ..s }
         };
         let seg = if rank == super::proc_null() {
             segs.iter().find(|s| s.size > 0).copied().or_else(|| {
-                segs.first().map(|s| Peer {
-                    base: 0,
-                    size: 0,
-                    unit: if cfg!(heapmpi_mpich) { s.unit } else { 0 },
-                    pid: s.pid,
+                segs.first().map(|s| {
+                    empty_unit(
+                        None,
+                        Peer {
+                            base: 0,
+                            size: 0,
+                            unit: 0,
+                            pid: s.pid,
+                        },
+                    )
                 })
             })
         } else {
             (rank >= 0)
                 .then(|| segs.get(rank as usize).copied())
                 .flatten()
-        }
-        .map(own_unit);
+                .map(|s| empty_unit(Some(rank as usize), s))
+        };
         if let (Some(s), false) = (seg, size.is_null() || unit.is_null() || baseptr.is_null()) {
             // SAFETY: per the contract, the out-pointers are valid.
             unsafe {
