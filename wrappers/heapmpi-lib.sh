@@ -56,3 +56,124 @@ flavour_of_command() {
     *) return 1 ;;
     esac
 }
+
+# The MPI library a dynamically linked file loads (libmpi.so.N,
+# libmpich.so.N), as a canonical path; fails when ldd names none. Open MPI
+# 4.1 and 5.0 are both libmpi.so.40, MPICH 4 and 5 both libmpi.so.12 or
+# libmpich.so.12: the soname cannot tell the builds apart, the path can.
+mpi_library_of() {
+    local out name arrow path
+    out=$(env -u LD_PRELOAD ldd "$1" 2>/dev/null) || return 1
+    while read -r name arrow path _; do
+        case $name in
+        libmpi.so.* | libmpich.so.*)
+            [[ $arrow == "=>" && -f $path ]] || continue
+            readlink -f "$path"
+            return 0
+            ;;
+        esac
+    done <<<"$out"
+    return 1
+}
+
+# Every heapmpi build under tree $1, one libheapmpi.so path per line: a
+# checkout's target/<name>/release/ and an installed tree's lib/<name>/.
+heapmpi_builds() {
+    local so
+    for so in "$1"/target/*/release/libheapmpi.so "$1"/lib/*/libheapmpi.so; do
+        [[ -f $so ]] && echo "$so"
+    done
+}
+
+# The heapmpi build under tree $1 made for MPI library $2 (a canonical path,
+# see mpi_library_of): the libheapmpi.so that loads that very library (its
+# RUNPATH names its MPI's directory). Prefers target/$3/release when given
+# and matching. Fails when no build matches.
+build_for_library() {
+    local so first=""
+    if [[ -n ${3:-} ]]; then
+        for so in "$1/target/$3/release/libheapmpi.so" "$1/lib/$3/libheapmpi.so"; do
+            if [[ -f $so && $(mpi_library_of "$so") == "$2" ]]; then
+                echo "$so"
+                return 0
+            fi
+        done
+    fi
+    while read -r so; do
+        if [[ $(mpi_library_of "$so") == "$2" ]]; then
+            first=$so
+            break
+        fi
+    done < <(heapmpi_builds "$1")
+    [[ -n $first ]] || return 1
+    echo "$first"
+}
+
+# The launcher of the MPI whose library is $1 and family $2: the one in the
+# library's installation (<prefix>/bin next to <prefix>/lib: a Python
+# wheel, a Spack or module prefix), else the distribution's name for the
+# family (mpirun.openmpi, mpiexec.mpich), else the plain name.
+launcher_for_library() {
+    local bin cand
+    bin=$(dirname "$(dirname "$1")")/bin
+    case $2 in
+    openmpi) cand=(mpirun) ;;
+    mpich) cand=(mpiexec.hydra mpiexec) ;;
+    esac
+    for c in "${cand[@]}"; do
+        if [[ -x $bin/$c && $bin != /usr/bin && $bin != /bin ]]; then
+            echo "$bin/$c"
+            return 0
+        fi
+    done
+    case $2 in
+    openmpi) type -P mpirun.openmpi || type -P mpirun ;;
+    mpich) type -P mpiexec.mpich || type -P mpiexec.hydra || type -P mpiexec ;;
+    esac
+}
+
+# The MPI library that compiler wrapper "$@" links programs against (the
+# libmpi/libmpich its -show(me) line names, in its -L directories or the
+# compiler's own), canonical as mpi_library_of prints it.
+mpi_library_of_mpicc() {
+    local show word dir libname=""
+    show=$("$@" -showme:link 2>/dev/null </dev/null) ||
+        show=$("$@" -show 2>/dev/null </dev/null) || return 1
+    for word in $show; do
+        case $word in
+        -lmpich) libname=libmpich.so ;;
+        -lmpi) [[ -n $libname ]] || libname=libmpi.so ;;
+        esac
+    done
+    [[ -n $libname ]] || return 1
+    for word in $show; do
+        case $word in
+        -L?*)
+            dir=${word#-L}
+            resolve_dev_library "$dir/$libname" && return 0
+            ;;
+        esac
+    done
+    for dir in "/usr/lib/$(gcc -print-multiarch 2>/dev/null)" /usr/lib64 /usr/lib /lib64 /lib; do
+        resolve_dev_library "$dir/$libname" && return 0
+    done
+    return 1
+}
+
+# The shared library a link-time name ($1, libmpi.so) stands for,
+# canonical: a symlink followed, or a linker script's INPUT(libmpi.so.40)
+# (Python wheels ship those) resolved in its directory.
+resolve_dev_library() {
+    local f word
+    [[ -e $1 ]] || return 1
+    f=$(readlink -f "$1")
+    if [[ $(head -c 4 "$f" | od -An -c | tr -d ' ') == 177ELF ]]; then
+        echo "$f"
+        return 0
+    fi
+    word=$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^ )]*\).*/\2/p' "$f" | head -1)
+    [[ -n $word ]] || return 1
+    [[ $word == /* ]] || word=$(dirname "$f")/$word
+    [[ -e $word ]] || return 1
+    readlink -f "$word"
+}
