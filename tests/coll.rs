@@ -117,19 +117,20 @@ fn coll_reduction_order() {
     // Algorithms chosen through the environment: heapmpi cannot know
     // their order and hands such reductions to the real MPI.
     for f in available_flavours() {
-        let env: &[(&str, &str)] = match f {
-            Flavour::OpenMpi => &[
+        let env: &[(&str, &str)] = if f.is_openmpi() {
+            &[
                 ("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),
                 ("OMPI_MCA_coll_tuned_allreduce_algorithm", "4"),
                 ("OMPI_MCA_coll_tuned_reduce_algorithm", "5"),
-            ],
-            Flavour::Mpich => &[
+            ]
+        } else {
+            &[
                 (
                     "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
                     "reduce_scatter_allgather",
                 ),
                 ("MPIR_CVAR_REDUCE_INTRA_ALGORITHM", "reduce_scatter_gather"),
-            ],
+            ]
         };
         let args: &[&str] = &["world"];
         let stock_case = Case::new("coll_order", f, Mode::Stock, 4)

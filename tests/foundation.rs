@@ -441,10 +441,7 @@ fn launcher_prefix_heapmpi_exec() {
                 check_status_lines(o, n, HeapState::Active)
             });
         }
-        let other = match f {
-            Flavour::OpenMpi => "mpich",
-            Flavour::Mpich => "openmpi",
-        };
+        let other = if f.is_openmpi() { "mpich" } else { "openmpi" };
         let mut cmd = mpi_command(f, Mode::Stock, n, &exec, &[]);
         cmd.arg(&prog).env("HEAPMPI_MPI", other);
         let case = format!("heapmpi-exec {} np={n} HEAPMPI_MPI={other}", f.name());
