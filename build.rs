@@ -105,6 +105,8 @@ fn mpi_lib_dirs() -> Vec<String> {
     let system = ["/lib", "/usr/lib", "/lib64", "/usr/lib64"];
     let mut dirs: Vec<String> = vec![];
     for w in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+        // Intel MPI's wrapper quotes its directories.
+        let w = w.replace('"', "");
         let Some(d) = w.strip_prefix("-L") else {
             continue;
         };

@@ -15,9 +15,10 @@ use mpi_sys as ffi;
 pub enum Library {
     /// "Open MPI vX.Y.Z, ..."
     OpenMpi((u32, u32, u32)),
-    /// "MPICH Version: X.Y.Z ..." (MPICH's own string; derivatives such as
-    /// Intel MPI print their own and are [`Library::Other`]).
+    /// "MPICH Version: X.Y.Z ..." (MPICH's own string).
     Mpich((u32, u32, u32)),
+    /// "Intel(R) MPI Library 2021.18 for Linux* OS" (of the MPICH family).
+    IntelMpi((u32, u32, u32)),
     /// Anything else, or a string without a version.
     Other,
 }
@@ -51,6 +52,9 @@ pub fn parse(lib: &str) -> Library {
     }
     if let Some(v) = lib.strip_prefix("MPICH Version:") {
         return version_of(v).map_or(Library::Other, Library::Mpich);
+    }
+    if let Some(v) = lib.strip_prefix("Intel(R) MPI Library") {
+        return version_of(v).map_or(Library::Other, Library::IntelMpi);
     }
     Library::Other
 }

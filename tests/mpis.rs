@@ -1,8 +1,9 @@
-//! The MPIs users run besides Debian's two: Open MPI 5.0 and MPICH 5.0,
-//! from their Python wheels ([`WHEEL_FLAVOURS`]: `tests/run` installs each,
-//! at a pinned version, into a virtual environment of its own under
-//! `target/wheels/<name>`; the wheels bring `mpicc`, headers and a
-//! launcher, no Fortran compiler).
+//! The MPIs users run besides Debian's two: Open MPI 5.0, MPICH 5.0 and
+//! Intel MPI 2021, from their Python wheels ([`WHEEL_FLAVOURS`]:
+//! `tests/run` installs each, at a pinned version, into a virtual
+//! environment of its own under `target/wheels/<name>`; the wheels bring
+//! `mpicc`, headers and a launcher; only Intel MPI's a Fortran compiler
+//! wrapper).
 //!
 //! For each wheel MPI, heapmpi is built with `wrappers/heapmpi-build
 //! --mpicc <the wheel's mpicc>`; each program below is built with the
@@ -54,6 +55,14 @@ fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
         // Stock Open MPI 5.0.11 (osc/rdma over ob1) gets Get_accumulate
         // of long long with MPI_BAND wrong at 2 ranks (section D).
         ("rma_basic", Flavour::OpenMpi5) => Some("stock fails Get_accumulate BAND"),
+        // Stock Intel MPI 2021.18 crashes (SIGSEGV) in section A.
+        ("rma_basic", Flavour::Impi) => Some("stock crashes"),
+        // Stock Intel MPI 2021.18 leaves blocks of Neighbor_alltoallv on a
+        // periodic ring of 2 unwritten, which the program's checks catch;
+        // heapmpi hands such ambiguous neighbourhoods of an MPI it does not
+        // know to the real MPI, and its output is stock's, failures
+        // included.
+        ("coll_neighbor", Flavour::Impi) => Some("stock fails the program's checks"),
         // Open MPI 5.0.11's <mpi.h> declares none of the large-count
         // routines (its library exports them); MPICH 5 does.
         ("p2p_mpi4", f) if !declares_mpi4(f) => Some("<mpi.h> declares no MPI-4 routine"),

@@ -147,6 +147,7 @@ mpi_library_of_mpicc() {
     done
     [[ -n $libname ]] || return 1
     for word in $show; do
+        word=${word//\"/} # Intel MPI quotes its directories
         case $word in
         -L?*)
             dir=${word#-L}
@@ -161,14 +162,21 @@ mpi_library_of_mpicc() {
 }
 
 # The shared library a link-time name ($1, libmpi.so) stands for,
-# canonical: a symlink followed, or a linker script's INPUT(libmpi.so.40)
-# (Python wheels ship those) resolved in its directory.
+# canonical, as the dynamic loader will find it: a symlink followed, a
+# linker script's INPUT(libmpi.so.40) (Python wheels ship those) resolved
+# in its directory, and an ELF file's SONAME looked up there (wheels cannot
+# hold symlinks: Intel MPI's has libmpi.so and libmpi.so.12 as copies).
 resolve_dev_library() {
-    local f word
+    local f word soname
     [[ -e $1 ]] || return 1
     f=$(readlink -f "$1")
     if [[ $(head -c 4 "$f" | od -An -c | tr -d ' ') == 177ELF ]]; then
-        echo "$f"
+        soname=$(readelf -d "$f" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+        if [[ -n $soname && -e $(dirname "$f")/$soname ]]; then
+            readlink -f "$(dirname "$f")/$soname"
+        else
+            echo "$f"
+        fi
         return 0
     fi
     word=$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^ )]*\).*/\2/p' "$f" | head -1)

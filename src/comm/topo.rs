@@ -121,7 +121,7 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
             _ if v >= (5, 0, 2) => Some(mpi41),
             _ => None,
         },
-        Library::Other => None,
+        Library::IntelMpi(_) | Library::Other => None,
     }
 }
 

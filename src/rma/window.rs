@@ -738,19 +738,20 @@ pub unsafe fn shared_query(
     if let Some(segs) = segs {
         // A window where no member gave memory: MPICH 4 reports the
         // caller's own unit for every member and MPI_PROC_NULL (it keeps no
-        // shared table then), MPICH 5 its own unit for the caller and 0
-        // for the others and MPI_PROC_NULL, Open MPI each member's, and 0
-        // for MPI_PROC_NULL; all a size of 0 and a null base.
+        // shared table then); MPICH 5 and Intel MPI 2021 their own unit
+        // for the caller and 0 for the others and MPI_PROC_NULL; Open MPI
+        // each member's, and 0 for MPI_PROC_NULL; all a size of 0 and a
+        // null base.
         let me = w.and_then(|w| w.fast.as_ref()).map_or(0, |f| f.me);
         let empty = segs.iter().all(|s| s.size == 0);
-        let mpich5 = cfg!(heapmpi_mpich)
-            && matches!(crate::version::library(), crate::version::Library::Mpich(v) if v.0 >= 5);
+        let mpich4 =
+            matches!(crate::version::library(), crate::version::Library::Mpich(v) if v.0 == 4);
         let empty_unit = |q: Option<usize>, s: Peer| -> Peer {
             if !empty || !cfg!(heapmpi_mpich) {
                 return s;
             }
             let unit = match segs.get(me) {
-                Some(m) if !mpich5 || q == Some(me) => m.unit,
+                Some(m) if mpich4 || q == Some(me) => m.unit,
                 _ => 0,
             };
             Peer { unit, ..s }

