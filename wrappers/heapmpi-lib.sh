@@ -185,3 +185,23 @@ resolve_dev_library() {
     [[ -e $word ]] || return 1
     readlink -f "$word"
 }
+
+# The linker options file of tree $1: a checkout's linker-scripts/, an
+# installed tree's share/heapmpi/.
+tree_ld_opts() {
+    local f
+    for f in "$1/linker-scripts/heapmpi.ld-opts" "$1/share/heapmpi/heapmpi.ld-opts"; do
+        [[ -f $f ]] && { echo "$f"; return 0; }
+    done
+    return 1
+}
+
+# Build $2's directory in tree $1 (a checkout's target/$2/release, an
+# installed tree's lib/$2); the checkout's when neither exists yet.
+tree_build_dir() {
+    if [[ -d $1/target/$2/release || ! -d $1/lib/$2 ]]; then
+        echo "$1/target/$2/release"
+    else
+        echo "$1/lib/$2"
+    fi
+}
