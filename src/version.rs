@@ -19,7 +19,8 @@ pub enum Library {
     Mpich((u32, u32, u32)),
     /// "Intel(R) MPI Library 2021.18 for Linux* OS" (of the MPICH family).
     IntelMpi((u32, u32, u32)),
-    /// Anything else, or a string without a version.
+    /// Anything else (Cray MPICH, MVAPICH, ...), or a string without a
+    /// version.
     Other,
 }
 
@@ -92,9 +93,10 @@ mod tests {
             Library::Mpich((5, 0, 2))
         );
         assert_eq!(
-            parse("Intel(R) MPI Library 2021.14 for Linux* OS"),
-            Library::Other
+            parse("Intel(R) MPI Library 2021.18 for Linux* OS\n"),
+            Library::IntelMpi((2021, 18, 0))
         );
+        assert_eq!(parse("Cray MPICH"), Library::Other);
         assert_eq!(parse("MPICH Version: unknown"), Library::Other);
         assert_eq!(version_of("v5.1"), Some((5, 1, 0)));
     }
