@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI | off |
 //! | `HEAPMPI_HEAP_SIZE` | shared-heap part per node-local rank (bytes, or with K/M/G/T) | 64G |
+//! | `HEAPMPI_SHM` | where the heap's memory lives: `memfd` (an anonymous file the node's ranks open through `/proc`, bounded by memory, not by `/dev/shm`'s size: a container's 64 MiB `/dev/shm` is enough), or `posix` (an object in `/dev/shm`, unlinked once every rank holds it); `memfd` falls back to `posix` where it cannot be shared | memfd |
 //! | `HEAPMPI_STATS=1` | per-rank report on stderr at `MPI_Finalize` | off |
 //! | `HEAPMPI_P2P=0` | keep the shared heap but send point-to-point through the real MPI | on |
 //! | `HEAPMPI_IMMEDIATE_MAX` | largest message sent inline with its header (immediate protocol) | 2K |
@@ -65,6 +66,9 @@ pub struct Config {
     pub disable: bool,
     /// Bytes of shared heap per node-local rank (`HEAPMPI_HEAP_SIZE`).
     pub heap_size: usize,
+    /// The heap's memory is a memfd shared through `/proc` (`HEAPMPI_SHM`,
+    /// default) rather than a POSIX object in `/dev/shm`.
+    pub shm_memfd: bool,
     /// Print per-rank statistics at `MPI_Finalize` (`HEAPMPI_STATS`).
     pub stats: bool,
     /// Time every MPI call and print the job's profile at `MPI_Finalize`
@@ -109,6 +113,7 @@ impl Default for Config {
         Config {
             disable: false,
             heap_size: DEFAULT_HEAP_SIZE,
+            shm_memfd: true,
             stats: false,
             profile: None,
             p2p: true,
@@ -191,6 +196,15 @@ impl Config {
                 Some(n) => c.heap_size = n.clamp(MIN_HEAP_SIZE, MAX_HEAP_SIZE),
                 None => c.problems.push(format!(
                     "HEAPMPI_HEAP_SIZE={v:?} is not a size (examples: 1073741824, 512M, 2G); using the default"
+                )),
+            }
+        }
+        if let Some(v) = get("HEAPMPI_SHM") {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "memfd" | "" => c.shm_memfd = true,
+                "posix" | "shm" | "dev-shm" => c.shm_memfd = false,
+                _ => c.problems.push(format!(
+                    "HEAPMPI_SHM={v:?} is not 'memfd' or 'posix'; using memfd"
                 )),
             }
         }

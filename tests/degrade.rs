@@ -100,6 +100,18 @@ fn can_unshare_mounts() -> bool {
         .unwrap_or(false)
 }
 
+/// Runs the job's launcher and ranks in a private mount namespace whose
+/// `/dev/shm` is a tmpfs of `size`; after the job, lists what heapmpi
+/// left there on stdout ("left: ..." lines).
+fn dev_shm_of(size: &str) -> String {
+    format!(
+        "exec unshare --mount --propagation private sh -c \
+         'mount -t tmpfs -o size={size} tmpfs /dev/shm && \"$@\"; rc=$?; \
+         for f in /dev/shm/heapmpi-*; do [ -e \"$f\" ] && echo \"left: $f\"; done; \
+         exit $rc' sh \"$@\""
+    )
+}
+
 #[test]
 fn small_dev_shm_falls_back_to_private_memory() {
     assert!(
@@ -109,14 +121,15 @@ fn small_dev_shm_falls_back_to_private_memory() {
     );
     let mut fl = Failures::new();
     // heap_full allocates 64 MiB per rank; a 48 MiB /dev/shm cannot hold
-    // both ranks' heaps (the MPI libraries' own segments need a few MiB).
-    let script = "exec unshare --mount --propagation private sh -c \
-                  'mount -t tmpfs -o size=48m tmpfs /dev/shm && exec \"$@\"' sh \"$@\"";
+    // both ranks' heaps (the MPI libraries' own segments need a few MiB),
+    // when the heap lives there (HEAPMPI_SHM=posix; by default it is a
+    // memfd, see the next test).
+    const POSIX: [(&str, &str); 2] = [("HEAPMPI_STATS", "1"), ("HEAPMPI_SHM", "posix")];
     for (f, mode) in heapmpi_matrix() {
         let n = 2;
-        let case = Case::new("heap_full", f, mode, n).env(&STATS);
+        let case = Case::new("heap_full", f, mode, n).env(&POSIX);
         let name = format!("{} /dev/shm=48M", case.name());
-        fl.record(&name, run_wrapped(&case, script), |o| {
+        fl.record(&name, run_wrapped(&case, &dev_shm_of("48m")), |o| {
             check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
             check_status_lines(o, n, HeapState::Active)?;
             let fb = stats_numbers(&o.stderr, "fallbacks")?;
@@ -133,6 +146,53 @@ fn small_dev_shm_falls_back_to_private_memory() {
         });
     }
     fl.finish("small_dev_shm_falls_back_to_private_memory");
+}
+
+/// Docker gives a container a 64 MiB `/dev/shm`. The heap's memory is a
+/// memfd, not a file there: 8 ranks (both MPIs, both ways in) run with
+/// every rank active and no warning, `heap_full`'s 64 MiB per rank at 2
+/// ranks come from the heap (no fallback), and nothing of heapmpi is in
+/// that `/dev/shm` after the job. With the heap in `/dev/shm` (the POSIX
+/// object heapmpi used before) MPICH ran 8 ranks unaccelerated there.
+#[test]
+fn container_dev_shm_of_64_mib() {
+    assert!(
+        can_unshare_mounts(),
+        "container_dev_shm_of_64_mib cannot run: `unshare --mount` failed \
+         (the test suite runs as root on Linux)"
+    );
+    let mut fl = Failures::new();
+    let script = dev_shm_of("64m");
+    for (f, mode) in heapmpi_matrix() {
+        let n = 8;
+        let case = Case::new("share_pointers", f, mode, n).env(&STATS);
+        let name = format!("{} /dev/shm=64M", case.name());
+        fl.record(&name, run_wrapped(&case, &script), |o| {
+            check_success(o)?;
+            check_status_lines(o, n, HeapState::Active)?;
+            let w = warning_lines(&o.stderr);
+            if !w.is_empty() {
+                return Err(format!("warnings: {w:?}"));
+            }
+            if let Some(l) = o.stdout.lines().find(|l| l.starts_with("left: ")) {
+                return Err(format!("{l} in the container's /dev/shm after the job"));
+            }
+            Ok(())
+        });
+        let n = 2;
+        let case = Case::new("heap_full", f, mode, n).env(&STATS);
+        let name = format!("{} /dev/shm=64M", case.name());
+        fl.record(&name, run_wrapped(&case, &script), |o| {
+            check_ok(o, &per_rank_lines(n, "allocated 64 MiB ok"))?;
+            check_status_lines(o, n, HeapState::Active)?;
+            let fb = stats_numbers(&o.stderr, "fallbacks")?;
+            if fb.iter().sum::<u64>() != 0 {
+                return Err(format!("fallbacks to private memory: {fb:?}"));
+            }
+            Ok(())
+        });
+    }
+    fl.finish("container_dev_shm_of_64_mib");
 }
 
 #[test]

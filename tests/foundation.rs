@@ -241,13 +241,27 @@ fn single_rank_job_works() {
     fl.finish("single_rank_job_works");
 }
 
-/// After a normal run, the shm objects named in the report are gone.
+/// The heap's memory, both ways: by default a memfd (the report says
+/// `shm=memfd:heapmpi (anonymous)` on every rank, and the job adds nothing
+/// to /dev/shm), with `HEAPMPI_SHM=posix` a /dev/shm object whose name the
+/// report gives and which is gone after the run.
 #[test]
 fn shm_object_removed_after_normal_run() {
     let mut fl = Failures::new();
+    const POSIX: [(&str, &str); 2] = [("HEAPMPI_STATS", "1"), ("HEAPMPI_SHM", "posix")];
     for (f, mode) in heapmpi_matrix() {
         let n = 2;
         fl.run(Case::new("share_pointers", f, mode, n).env(&STATS), |o| {
+            check_ok(o, &share_pointers_expected(n))?;
+            let v = stats_values(&o.stderr, "shm");
+            if v.len() != n || v.iter().any(|s| s != "memfd:heapmpi") {
+                return Err(format!(
+                    "shm= of the reports: {v:?}; expected memfd:heapmpi on {n}"
+                ));
+            }
+            Ok(())
+        });
+        fl.run(Case::new("share_pointers", f, mode, n).env(&POSIX), |o| {
             check_ok(o, &share_pointers_expected(n))?;
             let names = stats_shm_names(&o.stderr);
             if names.is_empty() {
@@ -271,10 +285,15 @@ fn killed_rank_leaves_no_shm_object() {
     let mut fl = Failures::new();
     for (f, mode) in heapmpi_matrix() {
         let program = "sleep_after_init";
-        let case = format!("{} SIGKILL one rank", Case::new(program, f, mode, 2).name());
-        match kill_one_rank(program, f, mode) {
-            Ok(info) => fl.passed(&case, &info),
-            Err(e) => fl.fail(&case, e),
+        for env in [&[][..], &[("HEAPMPI_SHM", "posix")][..]] {
+            let case = format!(
+                "{} SIGKILL one rank",
+                Case::new(program, f, mode, 2).env(env).name()
+            );
+            match kill_one_rank(program, f, mode, env) {
+                Ok(info) => fl.passed(&case, &info),
+                Err(e) => fl.fail(&case, e),
+            }
         }
     }
     fl.finish("killed_rank_leaves_no_shm_object");
@@ -522,7 +541,7 @@ fn killed_rank_mid_transfer_ends_the_job_and_leaves_no_shm() {
             "{} SIGKILL one rank mid-transfer",
             Case::new(program, f, mode, n).name()
         );
-        match kill_one_rank(program, f, mode) {
+        match kill_one_rank(program, f, mode, &[]) {
             Ok(info) => fl.passed(&case, &info),
             Err(e) => fl.fail(&case, e),
         }

@@ -33,7 +33,7 @@
 //! local ranks end up with the region or none does, and nobody hangs.
 
 use core::fmt;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use nix::errno::Errno;
 
@@ -347,21 +347,59 @@ fn agree_address(
     Err(Inactive::NoCommonAddress)
 }
 
-/// Sets the shared region up across the node-local ranks (collective: every
-/// local rank must call it). See the module documentation for the protocol.
-pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<Region, Inactive> {
-    let me = comm.rank();
-    let n = comm.size();
-
-    // 1. One layout for all: rank 0's heap size wins.
-    let mut size_buf = (heap_size as u64).to_le_bytes();
-    if !comm.bcast(&mut size_buf, 0) {
+/// Shares a memfd of the region's size (collective): rank 0 makes it (if
+/// `memfd` there: rank 0's setting decides for all) and sends its pid and
+/// descriptor number; the others open it through `/proc`. `Ok(None)` when
+/// that is not asked for or fails on any rank (nothing is left open then):
+/// the caller falls back to a POSIX object.
+fn share_memfd(
+    comm: &impl NodeComm,
+    layout: &Layout,
+    memfd: bool,
+) -> Result<Option<(RawFd, ShmName)>, Inactive> {
+    // [tried, status, pid, fd] as little-endian i32s.
+    let mut msg = [0u8; 16];
+    let mut fd = None;
+    if comm.rank() == 0 && memfd {
+        let status = match shm::create_anonymous(layout.total) {
+            Ok(f) => {
+                let raw = f.as_raw_fd();
+                fd = Some(f);
+                msg[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+                msg[12..16].copy_from_slice(&raw.to_le_bytes());
+                0
+            }
+            Err(e) => e as i32,
+        };
+        msg[..4].copy_from_slice(&1i32.to_le_bytes());
+        msg[4..8].copy_from_slice(&status.to_le_bytes());
+    }
+    if !comm.bcast(&mut msg, 0) {
         return Err(Inactive::MpiFailed);
     }
-    let mut layout = Layout::new(n, u64::from_le_bytes(size_buf) as usize);
-    let asked = layout.part_size;
+    let word = |i: usize| i32::from_le_bytes(msg[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
+    if word(0) != 1 || word(1) != 0 {
+        return Ok(None);
+    }
+    if comm.rank() != 0 {
+        fd = shm::open_of_process(word(2), word(3)).ok();
+    }
+    // Everyone holds the memory, or everyone drops it (closing the
+    // descriptor frees a memfd nobody else holds).
+    if !comm.all(fd.is_some()) {
+        return Ok(None);
+    }
+    let mut name = ShmName([0; shm::NAME_LEN]);
+    let label = b"memfd:heapmpi";
+    name.0[..label.len()].copy_from_slice(label);
+    Ok(fd.map(|f| (shm::keep_forever(f), name)))
+}
 
-    // 2. Create, open everywhere, unlink.
+/// Shares a POSIX shared-memory object of the region's size (collective):
+/// rank 0 creates it under a random name, every rank opens it, rank 0
+/// unlinks it once all hold it (or gave up).
+fn share_posix(comm: &impl NodeComm, layout: &Layout) -> Result<(RawFd, ShmName), Inactive> {
+    let me = comm.rank();
     let mut msg = [0u8; 4 + shm::NAME_LEN];
     let mut fd = None;
     if me == 0 {
@@ -405,9 +443,36 @@ pub fn establish(comm: &impl NodeComm, heap_size: usize, refuse: u32) -> Result<
     if !all_open {
         return Err(Inactive::ShmOpen(open_err));
     }
-    let fd = match fd {
-        Some(f) => shm::keep_forever(f),
-        None => return Err(Inactive::ShmOpen(open_err)),
+    match fd {
+        Some(f) => Ok((shm::keep_forever(f), name)),
+        None => Err(Inactive::ShmOpen(open_err)),
+    }
+}
+
+/// Sets the shared region up across the node-local ranks (collective: every
+/// local rank must call it). See the module documentation for the protocol.
+pub fn establish(
+    comm: &impl NodeComm,
+    heap_size: usize,
+    refuse: u32,
+    memfd: bool,
+) -> Result<Region, Inactive> {
+    let me = comm.rank();
+    let n = comm.size();
+
+    // 1. One layout for all: rank 0's heap size wins.
+    let mut size_buf = (heap_size as u64).to_le_bytes();
+    if !comm.bcast(&mut size_buf, 0) {
+        return Err(Inactive::MpiFailed);
+    }
+    let mut layout = Layout::new(n, u64::from_le_bytes(size_buf) as usize);
+    let asked = layout.part_size;
+
+    // 2. The memory: a memfd shared through /proc, else (or if asked) a
+    //    POSIX object created, opened everywhere, unlinked.
+    let (fd, name) = match share_memfd(comm, &layout, memfd)? {
+        Some(shared) => shared,
+        None => share_posix(comm, &layout)?,
     };
     let close = || {
         // SAFETY: `fd` is ours and nothing else uses it on this path.
@@ -538,7 +603,14 @@ mod tests {
 
     #[test]
     fn establish_solo_maps_and_leaves_nothing_in_dev_shm() {
-        let r = establish(&Solo, 8 << 20, 0).expect("region");
+        for memfd in [false, true] {
+            establish_solo(memfd);
+        }
+    }
+
+    fn establish_solo(memfd: bool) {
+        let r = establish(&Solo, 8 << 20, 0, memfd).expect("region");
+        assert_eq!(r.name.as_str().starts_with("memfd:"), memfd);
         assert_eq!(r.rounds, 1);
         assert_eq!(r.base % REGION_ALIGN, 0);
         assert_eq!(r.header().magic, MAGIC);
@@ -562,7 +634,7 @@ mod tests {
 
     #[test]
     fn conflicts_are_retried_elsewhere() {
-        let r = establish(&Solo, 1 << 20, 3).expect("region");
+        let r = establish(&Solo, 1 << 20, 3, true).expect("region");
         assert_eq!(r.rounds, 4);
         // SAFETY: test-only teardown.
         unsafe {
@@ -570,7 +642,7 @@ mod tests {
             libc::close(r.fd);
         }
         assert_eq!(
-            establish(&Solo, 1 << 20, MAX_ROUNDS).unwrap_err(),
+            establish(&Solo, 1 << 20, MAX_ROUNDS, true).unwrap_err(),
             Inactive::NoCommonAddress
         );
     }

@@ -196,7 +196,7 @@ pub fn after_init() {
                 rank: lr as usize,
                 size: ln as usize,
             };
-            region::establish(&comm, cfg.heap_size, cfg.test_addr_conflicts)
+            region::establish(&comm, cfg.heap_size, cfg.test_addr_conflicts, cfg.shm_memfd)
         };
     }
 
@@ -344,7 +344,7 @@ fn write_report(w: &mut LineBuf) -> core::fmt::Result {
             write!(
                 w,
                 "active local={}/{} base={:#x} region={} part=[{:#x},{:#x}) part_size={} \
-                 arena_in_use={} committed={} shm={} (unlinked) rounds={} ",
+                 arena_in_use={} committed={} shm={} ({}) rounds={} ",
                 o.local_rank,
                 o.nlocal,
                 r.base,
@@ -355,6 +355,11 @@ fn write_report(w: &mut LineBuf) -> core::fmt::Result {
                 stats::Bytes(in_use as u64),
                 stats::Bytes(committed as u64),
                 r.name.as_str(),
+                if r.name.as_str().starts_with("memfd:") {
+                    "anonymous"
+                } else {
+                    "unlinked"
+                },
                 r.rounds
             )?;
         }

@@ -1,14 +1,20 @@
-//! POSIX shared-memory objects backing the shared heap.
+//! The shared memory backing the shared heap: an anonymous memfd, which the
+//! node's other ranks open through `/proc/<pid>/fd/<n>` of the rank that
+//! made it (bounded by memory and the memory cgroup, not by the size of
+//! `/dev/shm`: Docker gives containers 64 MiB there; and nameless, so
+//! nothing can be left behind), or a POSIX shared-memory object in
+//! `/dev/shm` where a memfd cannot be shared that way (a `/proc` mounted
+//! with `hidepid`, ranks of different users, a kernel before 3.17).
 //!
-//! The object is created by one rank with `O_EXCL` and mode 0600 under an
-//! unguessable name, opened by the other node-local ranks, and unlinked as
-//! soon as all of them hold a descriptor, so a killed job leaves nothing in
-//! `/dev/shm`. Memory is committed explicitly with `fallocate` as the heap
+//! The POSIX object is created by one rank with `O_EXCL` and mode 0600
+//! under an unguessable name, opened by the other node-local ranks, and
+//! unlinked as soon as all of them hold a descriptor, so a killed job
+//! leaves nothing in `/dev/shm`. Either way, memory is committed explicitly with `fallocate` as the heap
 //! grows: on a full tmpfs that fails cleanly (and heapmpi falls back to
 //! glibc) instead of raising SIGBUS on first touch, which is what a lazily
 //! touched sparse file would do.
 
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::errno::Errno;
 use nix::fcntl::{FallocateFlags, OFlag};
@@ -65,6 +71,36 @@ pub fn create(name: &ShmName, size: usize) -> Result<OwnedFd, Errno> {
         return Err(e);
     }
     Ok(fd)
+}
+
+/// Creates an anonymous shared file of `size` bytes (sparse): a memfd
+/// named `heapmpi` (`/memfd:heapmpi` in `/proc/<pid>/maps`).
+pub fn create_anonymous(size: usize) -> Result<OwnedFd, Errno> {
+    // SAFETY: a NUL-terminated name and valid flags; the descriptor is
+    // owned from here on.
+    let raw = unsafe { libc::memfd_create(c"heapmpi".as_ptr(), libc::MFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: a descriptor just created and owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let len = libc::off_t::try_from(size).map_err(|_| Errno::EFBIG)?;
+    nix::unistd::ftruncate(&fd, len)?;
+    Ok(fd)
+}
+
+/// Opens descriptor `fd` of process `pid` (an anonymous file made by
+/// [`create_anonymous`]) read-write, through `/proc/<pid>/fd/<fd>`: a new
+/// open file description of the same memory. The kernel allows it to a
+/// process that may read the other's `/proc` entries (same user, no
+/// `hidepid`).
+pub fn open_of_process(pid: i32, fd: i32) -> Result<OwnedFd, Errno> {
+    let path = format!("/proc/{pid}/fd/{fd}");
+    nix::fcntl::open(
+        path.as_str(),
+        OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
 }
 
 /// Opens an existing object read-write.

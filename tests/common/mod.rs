@@ -894,10 +894,15 @@ pub fn run_mpi_per_rank(case: &Case, script: &str) -> Result<Output, String> {
 ///
 /// `program` must behave like `sleep_after_init`: rank 0 prints `ready` once
 /// every rank is past MPI_Init, then all ranks sleep for argv[1] seconds.
-pub fn kill_one_rank(program: &str, f: Flavour, mode: Mode) -> Result<String, String> {
+pub fn kill_one_rank(
+    program: &str,
+    f: Flavour,
+    mode: Mode,
+    env: &[(&str, &str)],
+) -> Result<String, String> {
     let n = 2;
     let before = dev_shm_heapmpi();
-    let (mut job, prog) = spawn_mpi(&Case::new(program, f, mode, n).args(&["60"]))?;
+    let (mut job, prog) = spawn_mpi(&Case::new(program, f, mode, n).args(&["60"]).env(env))?;
     let prog = prog
         .canonicalize()
         .map_err(|e| format!("{}: {e}", prog.display()))?;
@@ -947,10 +952,16 @@ pub fn kill_one_rank(program: &str, f: Flavour, mode: Mode) -> Result<String, St
         .filter(|m| m.starts_with("heapmpi-"))
         .cloned()
         .collect();
-    if mapped.is_empty() {
+    // The heap's memory is a memfd (`/memfd:heapmpi`, nameless: nothing
+    // can be left behind) or, with HEAPMPI_SHM=posix, a /dev/shm object.
+    let memfd = ranks.iter().filter(|&&r| maps_heapmpi_memfd(r)).count();
+    if mapped.is_empty() && memfd != n {
         return Err(fail(
             job,
-            format!("rank processes {ranks:?} map no /dev/shm/heapmpi-* object (heap not active?)"),
+            format!(
+                "rank processes {ranks:?} map no /dev/shm/heapmpi-* object, and {memfd} of \
+                 them /memfd:heapmpi (heap not active?)"
+            ),
         ));
     }
     let still_linked: Vec<&String> = mapped
@@ -1010,8 +1021,8 @@ pub fn kill_one_rank(program: &str, f: Flavour, mode: Mode) -> Result<String, St
         ));
     }
     Ok(format!(
-        "mapped {mapped:?}; still linked in /dev/shm while running: {still_linked:?}; \
-         launcher {}",
+        "mapped {mapped:?}, memfd on {memfd} ranks; still linked in /dev/shm while \
+         running: {still_linked:?}; launcher {}",
         describe_status(out.status)
     ))
 }
@@ -1139,6 +1150,12 @@ pub fn mapped_heapmpi_shm(pid: i32) -> BTreeSet<String> {
         .into_iter()
         .filter(|n| n.starts_with("heapmpi-"))
         .collect()
+}
+
+/// Whether process `pid` maps heapmpi's memfd (`/memfd:heapmpi`).
+pub fn maps_heapmpi_memfd(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .is_ok_and(|m| m.lines().any(|l| l.contains("/memfd:heapmpi")))
 }
 
 /// Current `heapmpi-*` entries in /dev/shm.
