@@ -25,8 +25,8 @@
 //! calls, windows on every kind of communicator and the one-sided
 //! regressions (`MPI_Win_shared_query` on a window without memory answers
 //! differently in MPICH 4 and 5: heapmpi follows the version it runs on,
-//! `src/version.rs`). A smaller matrix than Debian's (2
-//! ranks, and 4 oversubscribed) keeps the suite within CI's time.
+//! `src/version.rs`). A smaller matrix than Debian's (2 ranks, both ways
+//! in) keeps the suite within CI's time.
 //!
 //! What differs from stock on these MPIs is left out, with the reason, in
 //! [`left_out`].
@@ -35,19 +35,13 @@ mod common;
 
 use common::*;
 
-/// The configurations: 2 ranks with the report, 4 ranks oversubscribed.
-const CONFIGS: [MatrixConfig; 2] = [
-    MatrixConfig {
-        nranks: 2,
-        env: &[],
-        stats: true,
-    },
-    MatrixConfig {
-        nranks: 4,
-        env: &[],
-        stats: false,
-    },
-];
+/// The configuration: 2 ranks with the report (4 oversubscribed ranks
+/// pass too, run by hand, but cost CI a minute and a half per MPI).
+const CONFIGS: [MatrixConfig; 1] = [MatrixConfig {
+    nranks: 2,
+    env: &[],
+    stats: true,
+}];
 
 /// A program's reason to be left out on a flavour, if it has one.
 fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
