@@ -13,10 +13,15 @@
 //! addresses in every rank, so no address can be assumed free):
 //!
 //! 1. Local rank 0 broadcasts its heap size, so all ranks use one layout.
-//! 2. Local rank 0 creates the shared object (`O_EXCL`, 0600, random name) and
-//!    broadcasts the name; the others open it; once all hold a descriptor,
-//!    rank 0 unlinks the name. From here on nothing can be left behind in
-//!    `/dev/shm`, whatever happens to the job.
+//! 2. Local rank 0 creates an anonymous memfd and broadcasts its pid and
+//!    descriptor number; the others open it through `/proc/<pid>/fd/<n>`.
+//!    It has no name: nothing can be left behind, and `/dev/shm`'s size
+//!    does not bound it. If that is not asked for (`HEAPMPI_SHM=posix` on
+//!    rank 0) or any rank fails, rank 0 creates a POSIX shared object
+//!    instead (`O_EXCL`, 0600, random name) and broadcasts the name; the
+//!    others open it; once all hold a descriptor, rank 0 unlinks the name.
+//!    From here on nothing can be left behind in `/dev/shm`, whatever
+//!    happens to the job.
 //! 3. Rounds: a proposer (round-robin over local ranks) picks a random
 //!    1 GiB-aligned address in a range that the kernel's default placement
 //!    never uses (16..96 TiB), reserves it locally with
