@@ -26,6 +26,12 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+/// The two tests take turns. The recipe's install builds in the
+/// checkout's `target/mpich` with `LIBCLANG_PATH` set, which cargo sees as
+/// a change and answers with a rebuild there; the tree test copies that
+/// very library, and must never copy it half-written.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A fresh directory under `target/deploy` for this test process.
 fn scratch(tag: &str) -> PathBuf {
     let d = repo_root()
@@ -194,6 +200,7 @@ fn programs() -> Vec<(Flavour, PathBuf)> {
 /// its heapmpicc.
 #[test]
 fn install_tree_and_modulefiles() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let progs = programs();
     let dir = scratch("tree");
     let tree = dir.join("heapmpi");
@@ -281,6 +288,7 @@ fn install_tree_and_modulefiles() {
 /// ranks through the tree it installed.
 #[test]
 fn spack_recipe_installs_a_working_tree() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let progs = programs();
     let dir = scratch("spack");
     let prefix = dir.join("prefix");

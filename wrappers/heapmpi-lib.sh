@@ -114,7 +114,7 @@ build_for_library() {
 # wheel, a Spack or module prefix), else the distribution's name for the
 # family (mpirun.openmpi, mpiexec.mpich), else the plain name.
 launcher_for_library() {
-    local bin cand
+    local bin cand c
     bin=$(dirname "$(dirname "$1")")/bin
     case $2 in
     openmpi) cand=(mpirun) ;;
