@@ -27,31 +27,51 @@ fn main() {
     // compiled (`cfg(heapmpi_mpi4)`) and exported only then, the version
     // script extended with their names and `__wrap_` twins.
     let mpi4 = declares_mpi4();
-    let script = if mpi4 {
+    if mpi4 {
         println!("cargo:rustc-cfg=heapmpi_mpi4");
-        let base = std::fs::read_to_string(&map).expect("linker-scripts/heapmpi.map");
+    }
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let base = std::fs::read_to_string(&map).expect("linker-scripts/heapmpi.map");
+    let mut extra = String::new();
+    // Every C entry point heapmpi defines (`MPI_X`), MPI-4.0 ones included
+    // where the MPI has them.
+    let mut entries: Vec<String> = globals(&base)
+        .into_iter()
+        .filter(|n| is_c_entry(n))
+        .collect();
+    if mpi4 {
         let list = std::fs::read_to_string(&mpi4_list).expect("linker-scripts/mpi4.list");
-        let mut extra = String::from("    /* linker-scripts/mpi4.list */\n");
+        extra.push_str("    /* linker-scripts/mpi4.list */\n");
         for name in list
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
         {
             extra.push_str(&format!("    {name}; __wrap_{name};\n"));
+            if is_c_entry(name) {
+                entries.push(name.to_string());
+            }
         }
-        let (head, tail) = base
-            .split_once("  local:")
-            .expect("heapmpi.map has a local: section");
-        let out = format!(
-            "{}/heapmpi.map",
-            std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")
-        );
-        std::fs::write(&out, format!("{head}{extra}  local:{tail}"))
-            .expect("write the version script");
-        out
-    } else {
-        map
-    };
+    }
+    let stacking = stacking(&dir, &out_dir, &entries);
+    if stacking {
+        extra.push_str("    /* PMPI_ twins of the C entry points (build.rs: stacking) */\n");
+        for name in &entries {
+            extra.push_str(&format!("    P{name};\n"));
+        }
+    }
+    let (head, tail) = base
+        .split_once("  local:")
+        .expect("heapmpi.map has a local: section");
+    let script = format!("{out_dir}/heapmpi.map");
+    // The tables of `src/mpi/next.rs` are exported names for the assembly
+    // (rustc exports every `#[no_mangle]` item): kept out of the dynamic
+    // symbol table by name.
+    std::fs::write(
+        &script,
+        format!("{head}{extra}  local:\n    heapmpi_real_fn; heapmpi_entry_fn;{tail}"),
+    )
+    .expect("write the version script");
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={script}");
     // A preloaded library is loaded into every process of the job's
     // ranks, children included (`system()` runs `sh` with the same
@@ -144,4 +164,137 @@ fn flavour() -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// The names of the `global:` section of a version script.
+fn globals(map: &str) -> Vec<String> {
+    let body = map
+        .split("global:")
+        .nth(1)
+        .and_then(|b| b.split("local:").next())
+        .unwrap_or("");
+    let body: String = body
+        .split("/*")
+        .map(|part| part.split_once("*/").map_or(part, |(_, rest)| rest))
+        .collect();
+    body.split(|c: char| c == ';' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A C MPI entry point (`MPI_Send`, not `mpi_send_` or `__wrap_MPI_Send`).
+fn is_c_entry(name: &str) -> bool {
+    name.strip_prefix("MPI_")
+        .and_then(|r| r.chars().next())
+        .is_some_and(|c| c.is_ascii_uppercase())
+}
+
+/// Every `PMPI_` name the sources spell: the real MPI routines heapmpi
+/// calls.
+fn referenced_pmpi(dir: &str) -> std::collections::BTreeSet<String> {
+    fn walk(p: &std::path::Path, out: &mut std::collections::BTreeSet<String>) {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                    if w.len() > 5 && w.starts_with("PMPI_") {
+                        out.insert(w.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(&std::path::Path::new(dir).join("src"), &mut out);
+    out
+}
+
+/// PMPI tool stacking for `libheapmpi.so` (see `src/mpi/next.rs`).
+///
+/// - Each C entry point `MPI_X` gets a `PMPI_X` twin, a jump through the
+///   table `heapmpi_entry_fn` that `next::resolve` fills with heapmpi's own
+///   `MPI_X` (never through an interposable name, which would find a
+///   tool's `MPI_X` first), so a profiler preloaded before heapmpi, whose
+///   `MPI_X` calls `PMPI_X`, reaches heapmpi.
+/// - heapmpi's own calls of `PMPI_X` must then never reach that twin, nor
+///   a tool's `PMPI_X` before heapmpi: `--wrap=PMPI_X` sends them to a
+///   hidden `__wrap_PMPI_X`, which jumps through the table
+///   `heapmpi_real_fn` that `next::resolve` fills at load time with
+///   `dlsym(RTLD_NEXT, "PMPI_X")`: the next definition after heapmpi in
+///   the search order (the MPI library, or a tool placed after heapmpi).
+///
+/// Only the shared library gets these (`rustc-cdylib-link-arg`): the
+/// static one of the `--wrap` way in keeps its direct references, which
+/// the program's link resolves against the MPI library.
+///
+/// Writes `real_names.rs` (the table's names, the entry points) for
+/// `src/mpi/next.rs` in every case; returns whether the shared library is
+/// stacked (x86-64 only, where the jumps are written).
+fn stacking(dir: &str, out_dir: &str, entries: &[String]) -> bool {
+    let mut real: std::collections::BTreeSet<String> = referenced_pmpi(dir);
+    real.extend(entries.iter().map(|n| format!("P{n}")));
+    let real: Vec<String> = real.into_iter().collect();
+    let mut rs =
+        String::from("/// The real routines heapmpi calls, in the order of `heapmpi_real_fn`.\n");
+    rs.push_str(&format!(
+        "pub static REAL_NAMES: [&core::ffi::CStr; {}] = [\n",
+        real.len()
+    ));
+    for n in &real {
+        rs.push_str(&format!("    c\"{n}\",\n"));
+    }
+    rs.push_str("];\n/// The C entry points heapmpi defines.\n");
+    rs.push_str(&format!(
+        "pub static ENTRIES: [&core::ffi::CStr; {}] = [\n",
+        entries.len()
+    ));
+    for n in entries {
+        rs.push_str(&format!("    c\"{n}\",\n"));
+    }
+    rs.push_str("];\n");
+    std::fs::write(format!("{out_dir}/real_names.rs"), rs).expect("write real_names.rs");
+
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
+        println!(
+            "cargo:warning=PMPI tool stacking is written for x86-64 only: \
+             this build does not answer PMPI_ names"
+        );
+        return false;
+    }
+    let mut s =
+        String::from("/* Generated by build.rs: PMPI tool stacking (src/mpi/next.rs). */\n.text\n");
+    for (i, n) in entries.iter().enumerate() {
+        s.push_str(&format!(
+            ".globl P{n}\n.type P{n},@function\n.p2align 4\nP{n}:\n\tmovq heapmpi_entry_fn@GOTPCREL(%rip), %r11\n\tjmp *{}(%r11)\n.size P{n},.-P{n}\n",
+            8 * i
+        ));
+    }
+    for (i, n) in real.iter().enumerate() {
+        s.push_str(&format!(
+            ".globl __wrap_{n}\n.hidden __wrap_{n}\n.type __wrap_{n},@function\n.p2align 4\n__wrap_{n}:\n\tmovq heapmpi_real_fn@GOTPCREL(%rip), %r11\n\tjmp *{}(%r11)\n.size __wrap_{n},.-__wrap_{n}\n",
+            8 * i
+        ));
+    }
+    s.push_str(".section .note.GNU-stack,\"\",@progbits\n");
+    let asm = format!("{out_dir}/stacking.s");
+    let obj = format!("{out_dir}/stacking.o");
+    std::fs::write(&asm, s).expect("write stacking.s");
+    let cc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    let ok = Command::new(&cc)
+        .args(["-c", &asm, "-o", &obj])
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(ok, "{cc} -c {asm} failed");
+    println!("cargo:rustc-cdylib-link-arg={obj}");
+    for n in &real {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--wrap={n}");
+    }
+    // The sources name the real routines heapmpi calls.
+    println!("cargo:rerun-if-changed={dir}/src");
+    true
 }

@@ -57,6 +57,7 @@ extern "C" fn fork_child() {
 /// and register the fork handler. Nothing here touches MPI or the heap.
 #[ctor::ctor]
 unsafe fn load() {
+    mpi::next::resolve();
     stats::enable(config::get().stats);
     heap::tcache::init();
     // SAFETY: registering a plain function with no captured state.

@@ -1,6 +1,7 @@
 //! The interposition boundary, checked against the files that define it:
 //! `libheapmpi.so` exports exactly the `global:` list of
-//! `linker-scripts/heapmpi.map`; every exported entry point has its
+//! `linker-scripts/heapmpi.map` and a `PMPI_X` twin of each C `MPI_X` of it
+//! (for PMPI tool stacking, see `src/mpi/next.rs`); every exported entry point has its
 //! `__wrap_` twin and a `--wrap=` line in `linker-scripts/heapmpi.ld-opts`
 //! (the Fortran bindings `ompi_*_f` and `pmpi_*` an `--export-dynamic-symbol=`
 //! line instead);
@@ -90,10 +91,22 @@ fn exports_match_the_version_script() {
         if declares_mpi4(f) {
             want.extend(mpi4_globals());
         }
+        // The PMPI_ twin of every C entry point (build.rs, src/mpi/next.rs).
+        let twins: Vec<String> = want
+            .iter()
+            .filter(|n| {
+                n.strip_prefix("MPI_")
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| c.is_ascii_uppercase())
+            })
+            .map(|n| format!("P{n}"))
+            .collect();
+        want.extend(twins);
         assert_eq!(
             got,
             want,
-            "{}: exports differ from heapmpi.map (+ mpi4.list where the MPI has it)",
+            "{}: exports differ from heapmpi.map (+ mpi4.list where the MPI has it, \
+             + the PMPI_ twins of the C entry points)",
             f.name()
         );
         checked += 1;

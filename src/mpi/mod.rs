@@ -22,6 +22,8 @@ use crate::heap::{self, arena::Backing, region};
 use crate::stats;
 use crate::sys::out::LineBuf;
 
+pub mod next;
+
 pub use crate::raw::Comm;
 
 /// What `MPI_Init` found and did; set once.
@@ -144,6 +146,18 @@ pub fn after_init() {
     if world_rank == 0 {
         for p in &cfg.problems {
             crate::eprint_noalloc!("heapmpi: warning: {p}");
+        }
+        if let Some((file, name, n)) = next::bypassing_tool() {
+            crate::eprint_noalloc!(
+                "heapmpi: warning: {file} defines {name}{} but comes after heapmpi in the \
+                 search order, so the program's calls never reach it; preload heapmpi last \
+                 (LD_PRELOAD=<tool>:libheapmpi.so, as heapmpi-exec does)",
+                if n > 1 {
+                    format!(" and {} more MPI routines heapmpi serves", n - 1)
+                } else {
+                    String::new()
+                }
+            );
         }
     }
     if !agreed {
