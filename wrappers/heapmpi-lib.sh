@@ -205,3 +205,18 @@ tree_build_dir() {
         echo "$1/lib/$2"
     fi
 }
+
+# preload_with LIB [LIST]: the LD_PRELOAD list LIST (colon- or
+# space-separated, as ld.so reads it) with LIB last, where heapmpi belongs:
+# closest to the MPI, after any profiler or other PMPI tool already
+# there, so that each tool's MPI_X reaches the next through PMPI_X and
+# heapmpi answers the last PMPI_X before the MPI library's. Any other
+# libheapmpi.so in LIST is dropped (one heapmpi per process).
+preload_with() {
+    local lib=$1 list=${2:-} out="" e
+    for e in ${list//:/ }; do
+        [[ -z $e || $(basename "$e") == libheapmpi.so ]] && continue
+        out+="$e:"
+    done
+    echo "$out$lib"
+}
