@@ -1452,6 +1452,11 @@ impl Failures {
         }
     }
 
+    /// Whether a case has failed so far.
+    pub fn failed(&self) -> bool {
+        !self.list.is_empty()
+    }
+
     pub fn finish(self, test: &str) {
         if self.ran == 0 && self.list.is_empty() {
             panic!("{test}: nothing ran; a test that cannot run fails");
