@@ -47,8 +47,20 @@ macro_rules! fortran_exports {
                     static SLOT: crate::profile::Slot =
                         crate::profile::Slot::new(concat!($pre, stringify!($name), $post));
                     let token = crate::profile::enter();
+                    // A tool before heapmpi wraps PMPI_*: the MPI's own
+                    // binding then (`tooled`), which calls PMPI_X as stock
+                    // does, through the tool, to heapmpi's PMPI_X (see
+                    // `mpi::next`). Start-up and shut-down stay heapmpi's.
+                    let via_tool = crate::mpi::next::tool_wraps_pmpi()
+                        && !matches!(stringify!($name), "init" | "init_thread" | "finalize");
                     // SAFETY: the caller's arguments, forwarded.
-                    unsafe { $via::$name($($a),*) };
+                    unsafe {
+                        if via_tool {
+                            tooled::$name($($a),*)
+                        } else {
+                            $via::$name($($a),*)
+                        }
+                    };
                     crate::profile::leave(&SLOT, token);
                 }
             )*
@@ -95,6 +107,10 @@ pub mod p2p {
     use crate::fortran::p2p::real as mpif;
     #[cfg(not(heapmpi_mpich))]
     use crate::fortran::p2p::real_f08 as f08_impl;
+    // The `mpif.h` names when a tool before heapmpi wraps PMPI_*: the MPI's
+    // own bindings (Open MPI's call PMPI_*, which reach the tool and then
+    // heapmpi; MPICH's are `mpif` already).
+    use crate::fortran::p2p::real as tooled;
 
     fortran_exports! {
         fn init(ierr: *mut Fint);
@@ -168,6 +184,10 @@ pub mod coll {
     use crate::fortran::coll::real as mpif;
     #[cfg(not(heapmpi_mpich))]
     use crate::fortran::coll::real_f08 as f08_impl;
+    // The `mpif.h` names when a tool before heapmpi wraps PMPI_*: the MPI's
+    // own bindings (Open MPI's call PMPI_*, which reach the tool and then
+    // heapmpi; MPICH's are `mpif` already).
+    use crate::fortran::coll::real as tooled;
 
     fortran_exports! {
         fn barrier(c: *const Fint, ierr: *mut Fint) f08;
@@ -208,6 +228,9 @@ pub mod rma {
     use crate::fortran::rma::real as mpif;
     #[cfg(not(heapmpi_mpich))]
     use crate::fortran::rma::real_f08 as f08_impl;
+    // One-sided calls stay heapmpi's own under a PMPI tool (they serve
+    // heapmpi's windows, which Open MPI's bindings would not know).
+    use mpif as tooled;
 
     fortran_exports! {
         fn alloc_mem(size: *const Aint, inf: *const Fint, baseptr: *mut c_void, ierr: *mut Fint) f08;
@@ -263,6 +286,7 @@ pub mod rma_own {
     use crate::fortran::rma::own as f08_impl;
     #[cfg(not(heapmpi_mpich))]
     use crate::fortran::rma::real_f08 as f08_impl;
+    use mpif as tooled;
 
     fortran_exports! {
         fn win_get_attr(w: *const Fint, key: *const Fint, val: *mut Aint, flag: *mut Fint, ierr: *mut Fint) f08;
