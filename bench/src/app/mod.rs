@@ -415,7 +415,7 @@ fn run(
             format!("cannot tell which MPI {} is linked against", bin.display()),
         );
     };
-    if !runner::have_command(runner::launcher(&mpi)) {
+    if !runner::have_tool(&runner::launcher(&runner.root, &mpi)) {
         return skip(
             r,
             format!(
@@ -610,7 +610,7 @@ fn repro(
         .join("wrappers/heapmpirun")
         .to_string_lossy()));
     parts.extend(runner::launch_args(mpi, ranks));
-    if mpi == "openmpi" {
+    if runner::is_openmpi(mpi) {
         for (k, _) in env {
             if k != "HEAPMPI_PROFILE" {
                 parts.push(format!("-x {k}"));
