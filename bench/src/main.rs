@@ -606,7 +606,9 @@ fn build(
             .iter()
             .filter(|m| !runner::WHEELS.contains(&m.as_str()))
             .collect();
-        let mut calls: Vec<(Vec<String>, Vec<(String, String)>)> = vec![];
+        // (heapmpi-build's arguments, its environment) per call.
+        type Call = (Vec<String>, Vec<(String, String)>);
+        let mut calls: Vec<Call> = vec![];
         if !debian.is_empty() {
             calls.push((debian.iter().map(|m| m.to_string()).collect(), vec![]));
         }
