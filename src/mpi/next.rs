@@ -73,33 +73,28 @@ pub fn resolve() {
         TOOL_PMPI.store(tool_before_us(own), Ordering::Relaxed);
     }
     for (slot, name) in heapmpi_entry_fn.iter().zip(ENTRIES.iter()) {
-        // SAFETY: a handle from dlopen (or null: then nothing is found) and
-        // a NUL-terminated name. A handle's lookup starts in its own object.
+        // SAFETY: a handle from dlopen and a NUL-terminated name. A
+        // handle's lookup starts in its own object.
         let f = if own.is_null() {
             core::ptr::null_mut()
         } else {
             unsafe { libc::dlsym(own, name.as_ptr()) }
         };
-        slot.store(
-            if f.is_null() {
-                missing as extern "C" fn() -> ! as usize
-            } else {
-                f as usize
-            },
-            Ordering::Relaxed,
-        );
+        fill(slot, f);
     }
     for (slot, name) in heapmpi_real_fn.iter().zip(REAL_NAMES.iter()) {
-        let f = next_definition(name);
-        slot.store(
-            if f.is_null() {
-                missing as extern "C" fn() -> ! as usize
-            } else {
-                f as usize
-            },
-            Ordering::Relaxed,
-        );
+        fill(slot, next_definition(name));
     }
+}
+
+/// Stores `f` in a jump table's slot, or [`missing`] if it is null.
+fn fill(slot: &AtomicUsize, f: *mut c_void) {
+    let target = if f.is_null() {
+        missing as extern "C" fn() -> ! as usize
+    } else {
+        f as usize
+    };
+    slot.store(target, Ordering::Relaxed);
 }
 
 /// heapmpi's own definitions: its object's handle (this library, or the
