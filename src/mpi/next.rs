@@ -63,10 +63,11 @@ extern "C" fn missing() -> ! {
     std::process::abort();
 }
 
-/// Fills [`heapmpi_entry_fn`] and [`heapmpi_real_fn`] (from the library's constructor, before any
-/// MPI call). Relaxed stores: the constructor runs before `main`, so
-/// before any thread that could call MPI exists (thread creation orders
-/// them).
+/// Fills [`heapmpi_entry_fn`] and [`heapmpi_real_fn`], and finds out
+/// whether a tool before heapmpi wraps `PMPI_*` (from the library's
+/// constructor, before any MPI call). Relaxed stores: the constructor runs
+/// before `main`, so before any thread that could call MPI exists (thread
+/// creation orders them).
 pub fn resolve() {
     let own = own_handle();
     if !own.is_null() {
@@ -100,6 +101,7 @@ fn fill(slot: &AtomicUsize, f: *mut c_void) {
 /// heapmpi's own definitions: its object's handle (this library, or the
 /// program the static library is linked into).
 fn own_handle() -> *mut c_void {
+    // SAFETY: Dl_info is plain pointers and integers: all-zero is valid.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables and fills `info`; the
     // address is one of our own functions.
@@ -157,9 +159,9 @@ fn next_definition(name: &CStr) -> *mut c_void {
 
 /// The file an address lies in, and that object's base.
 fn object_of(addr: *const c_void) -> Option<(usize, &'static CStr)> {
-    // SAFETY: dladdr only reads the loader's tables; it fills `info`.
+    // SAFETY: Dl_info is plain pointers and integers: all-zero is valid.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    // SAFETY: as above.
+    // SAFETY: dladdr only reads the loader's tables; it fills `info`.
     if addr.is_null() || unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
