@@ -41,9 +41,10 @@ pub fn library_version() -> &'static str {
     })
 }
 
-/// The library heapmpi runs on.
+/// The library heapmpi runs on (parsed once).
 pub fn library() -> Library {
-    parse(library_version())
+    static L: std::sync::OnceLock<Library> = std::sync::OnceLock::new();
+    *L.get_or_init(|| parse(library_version()))
 }
 
 /// The family and version in a library version string.
