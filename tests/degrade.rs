@@ -91,6 +91,14 @@ fn no_common_address_runs_unaccelerated_with_one_warning() {
     fl.finish("no_common_address_runs_unaccelerated_with_one_warning");
 }
 
+/// Fails `test` unless this process may make a private mount namespace.
+fn require_unshare_mounts(test: &str) {
+    assert!(
+        can_unshare_mounts(),
+        "{test} cannot run: `unshare --mount` failed (the test suite runs as root on Linux)"
+    );
+}
+
 /// Whether this process may make a private mount namespace (root, unshare).
 fn can_unshare_mounts() -> bool {
     Command::new("unshare")
@@ -114,11 +122,7 @@ fn dev_shm_of(size: &str) -> String {
 
 #[test]
 fn small_dev_shm_falls_back_to_private_memory() {
-    assert!(
-        can_unshare_mounts(),
-        "small_dev_shm_falls_back_to_private_memory cannot run: `unshare --mount` failed \
-         (the test suite runs as root on Linux)"
-    );
+    require_unshare_mounts("small_dev_shm_falls_back_to_private_memory");
     let mut fl = Failures::new();
     // heap_full allocates 64 MiB per rank; a 48 MiB /dev/shm cannot hold
     // both ranks' heaps (the MPI libraries' own segments need a few MiB),
@@ -156,11 +160,7 @@ fn small_dev_shm_falls_back_to_private_memory() {
 /// object heapmpi used before) MPICH ran 8 ranks unaccelerated there.
 #[test]
 fn container_dev_shm_of_64_mib() {
-    assert!(
-        can_unshare_mounts(),
-        "container_dev_shm_of_64_mib cannot run: `unshare --mount` failed \
-         (the test suite runs as root on Linux)"
-    );
+    require_unshare_mounts("container_dev_shm_of_64_mib");
     let mut fl = Failures::new();
     let script = dev_shm_of("64m");
     for (f, mode) in heapmpi_matrix() {

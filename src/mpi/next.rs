@@ -101,17 +101,12 @@ fn fill(slot: &AtomicUsize, f: *mut c_void) {
 /// heapmpi's own definitions: its object's handle (this library, or the
 /// program the static library is linked into).
 fn own_handle() -> *mut c_void {
-    // SAFETY: Dl_info is plain pointers and integers: all-zero is valid.
-    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    // SAFETY: dladdr only reads the loader's tables and fills `info`; the
-    // address is one of our own functions.
-    if unsafe { libc::dladdr(resolve as *const c_void, &mut info) } == 0 || info.dli_fname.is_null()
-    {
+    let Some((_, file)) = object_of(resolve as *const c_void) else {
         return core::ptr::null_mut();
-    }
+    };
     // SAFETY: the loader's name of an object that is loaded (RTLD_NOLOAD:
     // never loads anything, only returns a handle).
-    unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOLOAD | libc::RTLD_LAZY) }
+    unsafe { libc::dlopen(file.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) }
 }
 
 /// Set at load time when a library before heapmpi defines `PMPI_X` for a
