@@ -41,6 +41,7 @@ const CONFIGS: [MatrixConfig; 1] = [MatrixConfig {
     nranks: 2,
     env: &[],
     stats: true,
+    modes: &HEAPMPI_MODES,
 }];
 
 /// A program's reason to be left out on a flavour, if it has one.

@@ -12,7 +12,8 @@
 //!    variable is set there too, for symmetry; it changes nothing there):
 //!    it must pass, or the program itself is wrong and the configuration is
 //!    not compared;
-//! 2. runs it under heapmpi both ways in (`LD_PRELOAD` and `--wrap`): it must
+//! 2. runs it under heapmpi (`LD_PRELOAD` and `--wrap` at 2 ranks; one way
+//!    in for each 4-rank configuration, one each, see `mode_for`): it must
 //!    pass and its stdout must be byte-identical to the stock run's. In the
 //!    2-rank configuration the heapmpi runs have `HEAPMPI_STATS=1` and every
 //!    rank must report an active shared heap.
@@ -37,6 +38,8 @@ struct Config {
     stats: bool,
     /// Arguments for p2p_random (its seeds), different per configuration.
     random_seeds: &'static [&'static str],
+    /// The ways in the heapmpi runs take (see `mode_for`).
+    modes: &'static [Mode],
 }
 
 const PRETEND_NODES: [(&str, &str); 1] = [("HEAPMPI_TEST_NODE_SIZE", "2")];
@@ -47,18 +50,21 @@ const CONFIGS: [Config; 3] = [
         env: &[],
         stats: true,
         random_seeds: &["101", "102", "103"],
+        modes: &HEAPMPI_MODES,
     },
     Config {
         nranks: 4,
         env: &[],
         stats: false,
         random_seeds: &["201", "202", "203"],
+        modes: &[Mode::Preload],
     },
     Config {
         nranks: 4,
         env: &PRETEND_NODES,
         stats: false,
         random_seeds: &["301", "302", "303"],
+        modes: &[Mode::Wrap],
     },
 ];
 
@@ -84,7 +90,7 @@ fn conformance(test: &str, program: &str, verdict: &str) {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for mode in HEAPMPI_MODES {
+            for &mode in cfg.modes {
                 let case = Case::new(program, f, mode, n).args(args).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;
@@ -295,13 +301,11 @@ fn p2p_random_with_tiny_or_no_fast_box() {
 fn p2p_freed_requests_leave_nothing() {
     let mut fl = Failures::new();
     let env = [("HEAPMPI_TEST_NODE_SIZE", "2"), ("HEAPMPI_STATS", "1")];
-    for f in available_flavours() {
-        for mode in HEAPMPI_MODES {
-            fl.run(Case::new("p2p_handles", f, mode, 4).env(&env), |o| {
-                check_success(o)?;
-                check_nothing_left(o)
-            });
-        }
+    for (i, f) in available_flavours().into_iter().enumerate() {
+        fl.run(Case::new("p2p_handles", f, mode_for(i), 4).env(&env), |o| {
+            check_success(o)?;
+            check_nothing_left(o)
+        });
     }
     fl.finish("p2p_freed_requests_leave_nothing");
 }
@@ -323,35 +327,34 @@ fn p2p_uneven_and_failed_nodes() {
             let Some(stock) = reference(&mut fl, &stock_case, n, "comms") else {
                 continue;
             };
-            for mode in HEAPMPI_MODES {
-                if n != 4 {
-                    let case = Case::new("p2p_comms", f, mode, n).env(&nodes);
-                    fl.run(case, |o| check_same_as_stock(o, &stock));
-                    continue;
-                }
-                let case = Case::new("p2p_comms", f, mode, n).env(&p2p_off);
-                fl.run(case, |o| check_same_as_stock(o, &stock));
-                // The node of ranks 2 and 3 fails its heap set-up.
+            let mode = mode_for(n);
+            if n != 4 {
                 let case = Case::new("p2p_comms", f, mode, n).env(&nodes);
-                let name = format!("{} with ranks 2 and 3 refused every address", case.name());
-                let script = "r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; \
-                              if [ \"$r\" -ge 2 ]; then \
-                              export HEAPMPI_TEST_ADDR_CONFLICTS=1000; fi; exec \"$@\"";
-                let out = run_mpi_per_rank(&case, script);
-                fl.record(&name, out, |o| {
-                    check_same_as_stock(o, &stock)?;
-                    let states: Vec<bool> = status_lines(&o.stderr)
-                        .iter()
-                        .map(|s| s.state == HeapState::Active)
-                        .collect();
-                    if states.len() != n || states.iter().filter(|&&a| a).count() != 2 {
-                        return Err(format!(
-                            "expected 2 of {n} ranks with an active heap, got {states:?}"
-                        ));
-                    }
-                    Ok(())
-                });
+                fl.run(case, |o| check_same_as_stock(o, &stock));
+                continue;
             }
+            let case = Case::new("p2p_comms", f, mode, n).env(&p2p_off);
+            fl.run(case, |o| check_same_as_stock(o, &stock));
+            // The node of ranks 2 and 3 fails its heap set-up.
+            let case = Case::new("p2p_comms", f, mode, n).env(&nodes);
+            let name = format!("{} with ranks 2 and 3 refused every address", case.name());
+            let script = "r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; \
+                          if [ \"$r\" -ge 2 ]; then \
+                          export HEAPMPI_TEST_ADDR_CONFLICTS=1000; fi; exec \"$@\"";
+            let out = run_mpi_per_rank(&case, script);
+            fl.record(&name, out, |o| {
+                check_same_as_stock(o, &stock)?;
+                let states: Vec<bool> = status_lines(&o.stderr)
+                    .iter()
+                    .map(|s| s.state == HeapState::Active)
+                    .collect();
+                if states.len() != n || states.iter().filter(|&&a| a).count() != 2 {
+                    return Err(format!(
+                        "expected 2 of {n} ranks with an active heap, got {states:?}"
+                    ));
+                }
+                Ok(())
+            });
         }
     }
     fl.finish("p2p_uneven_and_failed_nodes");
@@ -405,7 +408,7 @@ fn p2p_mixed_with_mpi4_routines() {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for mode in HEAPMPI_MODES {
+            for &mode in cfg.modes {
                 let case = Case::new(program, f, mode, n).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;

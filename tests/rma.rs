@@ -22,8 +22,10 @@
 //! 1. runs the program under the stock MPI (no heapmpi; the pretend-node
 //!    variable is set there too, for symmetry): it must pass, or the
 //!    program itself is wrong and the configuration is not compared;
-//! 2. runs it under heapmpi both ways in (`LD_PRELOAD` and `--wrap`): it must
-//!    pass and its stdout must be byte-identical to the stock run's. In the
+//! 2. runs it under heapmpi (`LD_PRELOAD` and `--wrap` at 1 and 2 ranks;
+//!    one way in for each larger configuration, alternating, see
+//!    `mode_for`): it must pass and its stdout must be byte-identical to
+//!    the stock run's. In the
 //!    2-rank configuration the heapmpi runs have `HEAPMPI_STATS=1`: every
 //!    rank must report an active shared heap, windows over the heap
 //!    (`rma: windows heap=N` with N > 0: every program makes windows on
