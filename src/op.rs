@@ -446,6 +446,12 @@ impl Reducer {
         self.exact
     }
 
+    /// Whether the operation runs in heapmpi's own kernels, never calling
+    /// the MPI library (a thread that may not call it can apply it).
+    pub fn native(&self) -> bool {
+        self.kernel.is_some() && self.custom.is_none()
+    }
+
     /// Whether the operation is a predefined one.
     pub fn predefined(&self) -> bool {
         predefined(self.op).is_some()

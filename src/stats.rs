@@ -107,6 +107,8 @@ pub static COLL_FAST: Counter = Counter::new();
 /// types left to the real MPI, or given up half-way: see
 /// [`COLL_GAVE_UP`]).
 pub static COLL_REAL: Counter = Counter::new();
+/// Of [`COLL_FAST`]: nonblocking collectives (`coll::nb`).
+pub static COLL_NONBLOCKING: Counter = Counter::new();
 /// Buffers copied to a shared staging buffer (outside the heap, or not
 /// dense).
 pub static COLL_STAGED: Counter = Counter::new();
@@ -169,12 +171,13 @@ pub fn write_rma(w: &mut impl core::fmt::Write) -> core::fmt::Result {
 pub fn write_coll(w: &mut impl core::fmt::Write) -> core::fmt::Result {
     write!(
         w,
-        " coll: heap={} real={} staged={} stage_failed={} gave_up={}",
+        " coll: heap={} real={} staged={} stage_failed={} gave_up={} nonblocking={}",
         COLL_FAST.get(),
         COLL_REAL.get(),
         COLL_STAGED.get(),
         COLL_STAGE_FAILED.get(),
         COLL_GAVE_UP.get(),
+        COLL_NONBLOCKING.get(),
     )
 }
 

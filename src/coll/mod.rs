@@ -36,6 +36,7 @@ mod barrier;
 mod bcast;
 mod fold;
 mod gather;
+mod nb;
 mod neighbor;
 pub use crate::op;
 mod order;
@@ -56,6 +57,7 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
+pub use nb::{iallreduce, ibarrier, ibcast, ireduce};
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,
@@ -89,6 +91,7 @@ pub fn start(on: bool, inline: usize, radix: usize) {
     INLINE.store(inline, Ordering::Relaxed);
     RADIX.store(radix.max(1), Ordering::Relaxed);
     comm::on_free(forget);
+    nb::start();
     ON.store(on && comm::active(), Ordering::Relaxed);
 }
 
@@ -142,7 +145,16 @@ fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
         return None;
     };
     info.node
-        .get_or_init(|| Node::create(info, comm, INLINE.load(Ordering::Relaxed)))
+        .get_or_init(|| {
+            let inline = INLINE.load(Ordering::Relaxed);
+            let node = Node::create(info, comm, inline);
+            // The nonblocking collectives' block, made by every member in
+            // this same collective call (see `nb`).
+            if node.as_ref().is_some_and(|n| n.span.is_none()) && nb::possible() {
+                let _ = info.nb.set(Node::create(info, comm, inline));
+            }
+            node
+        })
         .as_ref()
 }
 

@@ -45,6 +45,11 @@ pub struct CommInfo {
     /// (see [`node::Node::create`]); `None` inside when the communicator
     /// gets none.
     pub node: std::sync::OnceLock<Option<node::Node>>,
+    /// A second control block for the nonblocking collectives of a
+    /// communicator inside one node, made with [`CommInfo::node`] (their
+    /// steps complete in their own order, which the blocking collectives'
+    /// steps must not be mixed with; see `coll::nb`).
+    pub nb: std::sync::OnceLock<Option<node::Node>>,
     /// This rank's neighbourhood in the communicator's process topology,
     /// gathered by the first neighbourhood collective (see
     /// [`topo::gather`]); `None` inside when it has none heapmpi can use.
@@ -351,6 +356,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             // Until agreed: on its own node every member keeps infos.
             complete: AtomicBool::new(n_remote == 0),
             node: std::sync::OnceLock::new(),
+            nb: std::sync::OnceLock::new(),
             topo: std::sync::OnceLock::new(),
         })
     }

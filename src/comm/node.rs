@@ -404,6 +404,30 @@ impl Node {
         }
     }
 
+    /// [`Node::wait_done`] without waiting: whether every other member is
+    /// done with step `s` (or later) now.
+    pub fn all_done(&self, s: u64) -> bool {
+        (0..self.n).filter(|&m| m != self.me).all(|m| {
+            // Relaxed: a private cache of values read with Acquire below.
+            if self.seen[m].load(Ordering::Relaxed) >= s {
+                return true;
+            }
+            // Acquire: as in `wait_done`.
+            let v = self.done(m).load(Ordering::Acquire);
+            if v >= s {
+                self.seen[m].store(v, Ordering::Relaxed);
+            }
+            v >= s
+        })
+    }
+
+    /// [`Node::gate`] without waiting: whether our cell for step `s` may be
+    /// written now.
+    #[inline]
+    pub fn gate_open(&self, s: u64) -> bool {
+        s <= CELLS || self.all_done(s - CELLS)
+    }
+
     /// Ends step `s` on this member: it no longer reads anything of it.
     #[inline]
     pub fn finish(&self, s: u64) {
@@ -593,6 +617,30 @@ pub fn wait_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
         if (spins % 1024 == 0 || (yielding && spins % 8 == 0)) && super::active() {
             poke_real();
         }
+        // Pending nonblocking collectives of this rank move too: a member
+        // waiting here may be what another member's wait on one of them
+        // waits for.
+        if spins % 64 == 0 {
+            idle_work();
+        }
+    }
+}
+
+/// Work registered by a layer above (the nonblocking collectives) that a
+/// member waiting on a flag does now and then. Set once at start, before
+/// any collective.
+static IDLE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Registers [`wait_until`]'s idle work (see [`IDLE`]). The function must
+/// not wait on flags itself.
+pub fn set_idle_work(f: fn()) {
+    let _ = IDLE.set(f);
+}
+
+#[inline]
+fn idle_work() {
+    if let Some(f) = IDLE.get() {
+        f();
     }
 }
 

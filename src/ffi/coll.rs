@@ -3,7 +3,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Op};
+use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 
 use crate::coll;
 
@@ -27,6 +27,26 @@ c_exports! {
     fn MPI_Allreduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::allreduce(sbuf, rbuf, count, dt, op, comm) }
+    }
+    /// `MPI_Ibarrier`.
+    fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ibarrier(comm, request) }
+    }
+    /// `MPI_Ibcast`.
+    fn MPI_Ibcast(buf: *mut c_void, count: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ibcast(buf, count, dt, root, comm, request) }
+    }
+    /// `MPI_Ireduce`.
+    fn MPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ireduce(sbuf, rbuf, count, dt, op, root, comm, request) }
+    }
+    /// `MPI_Iallreduce`.
+    fn MPI_Iallreduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iallreduce(sbuf, rbuf, count, dt, op, comm, request) }
     }
     /// `MPI_Gather`.
     fn MPI_Gather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {

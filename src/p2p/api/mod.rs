@@ -230,6 +230,19 @@ fn raise(comm: ffi::MPI_Comm, code: c_int) -> c_int {
 
 // ----- sends -----
 
+/// A request for a nonblocking collective the collectives' layer carries
+/// out: the Wait/Test family completes it when that layer says it is done
+/// (`engine::set_coll_progress`), like any other of heapmpi's requests.
+/// `None` when heapmpi's requests are off or every handle is in use (the
+/// caller then makes the real call). Its slot index is the layer's key.
+pub fn coll_request(comm: ffi::MPI_Comm) -> Option<(u32, ffi::MPI_Request)> {
+    if !engine::enabled() || !handles_ok() {
+        return None;
+    }
+    let i = engine::lock().new_req(comm, State::Op(Op::Coll { since: 0, rung: 0 }))?;
+    Some((i, enc_req(i)))
+}
+
 /// Drives the real MPI's progress now and then while heapmpi waits, so
 /// that its pending operations (to other nodes, collectives) and other
 /// ranks' operations that need this rank's progress (Open MPI's

@@ -55,7 +55,8 @@ use mpi_sys as ffi;
 pub use access::{access_for_progress_thread, lock, multi, Guard};
 use pool::{Pool, CLASSES, HOLD_MAX};
 pub use req::{
-    known_pending, unchanged_since, zombies_ready, Op, Req, ReqExt, Reqs, St, State, SENT_SLOT,
+    known_pending, set_coll_progress, unchanged_since, zombies_ready, Op, Req, ReqExt, Reqs, St,
+    State, SENT_SLOT,
 };
 
 use super::fastbox::*;
@@ -447,6 +448,7 @@ impl Engine {
         if !self.helpable.is_empty() {
             self.help();
         }
+        let colls = self.coll_progress();
         if self.may_call_mpi() {
             if !self.unpacks.is_empty() {
                 self.finish_unpacks();
@@ -464,7 +466,8 @@ impl Engine {
         // Relaxed: a hint for `quiet`, which waiters re-check under the lock
         // regularly anyway.
         NEED_POLL.store(
-            !self.helpable.is_empty()
+            colls
+                || !self.helpable.is_empty()
                 || self.polled_total > 0
                 || !self.unpacks.is_empty()
                 || !self.reqs.orphans.is_empty(),

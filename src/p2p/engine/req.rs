@@ -33,7 +33,48 @@ pub enum Op {
     /// Matched by the progress thread; its bytes wait in
     /// `Engine::unpacks` for a calling thread to unpack them.
     Unpacking,
+    /// A nonblocking collective under way in the collectives' layer, which
+    /// says when it is done (see [`set_coll_progress`]); pending since the
+    /// given time (monotonic ns; 0: not yet looked at), for ringing.
+    Coll {
+        /// When a completion call first found it pending.
+        since: u64,
+        /// When it last rang the node's peers.
+        rung: u64,
+    },
 }
+
+/// The collectives' layer's progress of its nonblocking collectives:
+/// `f(Some(i), may_call_mpi)` moves them on and says whether the one of
+/// slot `i` is done (it then forgets it); `f(None, may_call_mpi)` moves
+/// them on and says whether any is still pending. `may_call_mpi`: the
+/// caller may call the MPI library (not the progress thread below
+/// `MPI_THREAD_MULTIPLE`). Registered once at start.
+type CollProgress = fn(Option<u32>, bool) -> bool;
+static COLL_PROGRESS: std::sync::OnceLock<CollProgress> = std::sync::OnceLock::new();
+
+/// Registers the nonblocking collectives' progress (see [`COLL_PROGRESS`]).
+/// It runs under the engine and must never take it.
+pub fn set_coll_progress(f: CollProgress) {
+    let _ = COLL_PROGRESS.set(f);
+}
+
+impl Engine {
+    /// Moves nonblocking collectives on; whether any is still pending.
+    #[inline]
+    pub(super) fn coll_progress(&self) -> bool {
+        COLL_PROGRESS
+            .get()
+            .is_some_and(|f| f(None, self.may_call_mpi()))
+    }
+}
+
+/// How long a completion call finds a nonblocking collective pending
+/// before it rings the node's peers (a peer inside the real MPI then gets
+/// its progress thread to move its part), and how often it rings again:
+/// as the point-to-point waits (`api::complete`).
+const COLL_RING_AFTER_NS: u64 = 20_000;
+const COLL_RING_EVERY_NS: u64 = 200_000;
 
 /// What a point-to-point request is doing.
 pub type State = table::State<Op>;
@@ -282,6 +323,24 @@ impl Engine {
                     false
                 }
             }
+            State::Op(Op::Coll { since, rung }) => {
+                let may = self.may_call_mpi();
+                if COLL_PROGRESS.get().is_some_and(|f| f(Some(i), may)) {
+                    self.complete(i, St::Sent);
+                    return true;
+                }
+                let now = crate::sys::monotonic_ns();
+                let since = if since == 0 { now } else { since };
+                let rung = if now - since >= COLL_RING_AFTER_NS && now - rung >= COLL_RING_EVERY_NS
+                {
+                    self.ring_all();
+                    now
+                } else {
+                    rung
+                };
+                self.reqs[i as usize].state = State::Op(Op::Coll { since, rung });
+                false
+            }
             _ => false,
         }
     }
@@ -343,7 +402,7 @@ impl Engine {
                 self.reqs.orphans.swap_remove(k);
                 continue;
             }
-            if matches!(r.state, State::Real(_)) && self.check(i) {
+            if matches!(r.state, State::Real(_) | State::Op(Op::Coll { .. })) && self.check(i) {
                 // Completed and released by `complete`.
                 self.reqs.orphans.swap_remove(k);
                 continue;

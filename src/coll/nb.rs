@@ -1,0 +1,598 @@
+//! Nonblocking collectives on communicators inside one node:
+//! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce` and `MPI_Iallreduce`.
+//!
+//! Each call becomes an operation of a few polled states over the same
+//! single-writer, step-carrying flags as the blocking collectives
+//! ([`crate::comm::node`]), on a second control block of the communicator
+//! (`CommInfo::nb`): the blocking collectives rely on every member
+//! finishing its steps in step order, which operations left pending while
+//! later blocking calls run would break. Operations are moved on by every
+//! heapmpi call that makes point-to-point progress (the Wait/Test family
+//! among them), by members waiting on a blocking collective's flags, and
+//! by the progress thread, which a member waiting on one rings after a
+//! while (a peer sitting in the real MPI then moves its part).
+//!
+//! Steps are taken at the call, so they follow the communicator's call
+//! order, which MPI makes the same on every member (MPI-4.0 §6.12): step
+//! numbers agree everywhere. A member publishes its part of each operation
+//! in step order as soon as its cell for that step is free, delivers
+//! results in whatever order the other members' parts arrive, and raises
+//! its `done` flag in step order (see [`run`]), so several operations of a
+//! communicator overlap. This is libNBC's schedule model (Hoefler,
+//! Lumsdaine and Rehm, "Implementation and performance analysis of
+//! non-blocking collective operations for MPI", SC07): rounds whose
+//! dependencies are tested, never waited for, in every call; the rounds
+//! here are flag steps rather than messages.
+//!
+//! What is taken: payloads that fit a member's cell inline (at most
+//! `HEAPMPI_COLL_INLINE` bytes, agreed by every member since MPI requires
+//! matching type signatures), so no member ever needs shared memory it may
+//! fail to get half-way. Reductions: predefined operations with a native
+//! kernel on predefined types, whose result does not depend on the order
+//! of combination (integers, `MAX`/`MIN`) or with two members (where
+//! `a + b` and `b + a` are the same bits), so the bits are the stock
+//! MPI's whatever algorithm it uses. Everything else goes to the real MPI,
+//! as do all calls on communicators that span nodes, or whose first
+//! collective has not yet happened (the control blocks are made by the
+//! first blocking collective, which every member makes at the same point;
+//! a nonblocking call cannot wait for the other members to make them).
+
+use core::ffi::{c_int, c_void};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use mpi_sys as ffi;
+
+use super::op::Reducer;
+use super::{in_place, info, rank_ok, to_real, Buf, ON};
+use crate::comm::node::{Node, CELLS};
+use crate::dt;
+use crate::stats;
+
+/// What an operation does.
+enum Kind {
+    Barrier,
+    Bcast {
+        root: usize,
+        buf: Buf,
+        /// At a member that receives into a derived datatype: a duplicate
+        /// `buf` uses (freed when done), so that the program may free its
+        /// own while the call is pending.
+        held: Option<ffi::MPI_Datatype>,
+        /// At a root sending a derived datatype: its data, packed at the
+        /// call (packing calls the MPI, which the progress thread may not).
+        packed: Option<Vec<u8>>,
+    },
+    Reduce {
+        /// `None`: all-reduce.
+        root: Option<usize>,
+        /// The contribution (the receive buffer when in place).
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        bytes: usize,
+        red: Reducer,
+    },
+}
+
+/// Where an operation stands on this member.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not started: our cell for its step is not yet free.
+    Queued,
+    /// Our part is published; waiting for the others'.
+    Published,
+    /// Its result is delivered and its request complete; its step is
+    /// finished (`done` raised) once every earlier step is.
+    Worked,
+}
+
+/// One pending operation.
+struct Pending {
+    /// Its request slot.
+    slot: u32,
+    /// The communicator's nonblocking block.
+    node: &'static Node,
+    kind: Kind,
+    phase: Phase,
+    /// Its step, taken at the call (so in call order).
+    s: u64,
+    /// Its request is complete (its slot is in `State::done`).
+    delivered: bool,
+}
+
+/// Pending operations, in call order, and the slots of finished ones not
+/// yet collected by a completion call.
+struct State {
+    ops: Vec<Pending>,
+    done: Vec<u32>,
+}
+
+// SAFETY: the raw pointers are the program's buffers, which MPI lets us
+// use until the operation completes, from any thread of the process; the
+// state is only reached under its mutex.
+unsafe impl Send for State {}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    ops: Vec::new(),
+    done: Vec::new(),
+});
+
+/// Pending or uncollected operations: lets the idle hooks skip the lock.
+/// Relaxed: a hint; every completion call looks under the lock.
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn lock() -> MutexGuard<'static, State> {
+    // Poisoning cannot happen (panic = abort).
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn try_lock() -> Option<MutexGuard<'static, State>> {
+    match STATE.try_lock() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// Registers the progress hooks (at start).
+pub fn start() {
+    crate::p2p::engine::set_coll_progress(progress);
+    crate::comm::node::set_idle_work(idle);
+}
+
+/// Whether nonblocking collectives can run here at all: they need
+/// heapmpi's requests (the point-to-point engine; agreed by the job).
+pub fn possible() -> bool {
+    crate::p2p::engine::enabled()
+}
+
+/// The nonblocking block of `comm`, if its calls run here.
+fn nb_node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
+    if !ON.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: reading an MPI constant.
+    if comm == unsafe { ffi::RSMPI_COMM_NULL } {
+        return None;
+    }
+    info(comm)?.nb.get()?.as_ref()
+}
+
+/// Queues `kind` on `node` under a new request written to `request`, and
+/// tries to start it. False: no request slot (make the real call).
+///
+/// # Safety
+/// `request` is the caller's out-pointer; the buffers in `kind` stay the
+/// caller's until the request completes.
+unsafe fn post(
+    node: &'static Node,
+    comm: ffi::MPI_Comm,
+    kind: Kind,
+    request: *mut ffi::MPI_Request,
+) -> bool {
+    // The engine's lock is taken and left before ours: the engine calls
+    // `progress` under its own, so ours is never held while taking it.
+    let Some((slot, handle)) = crate::p2p::api::coll_request(comm) else {
+        if let Kind::Bcast {
+            held: Some(mut t), ..
+        } = kind
+        {
+            // SAFETY: our duplicate, unused.
+            unsafe { ffi::PMPI_Type_free(&mut t) };
+        }
+        return false;
+    };
+    // SAFETY: the caller's out-pointer.
+    unsafe { *request = handle };
+    let mut st = lock();
+    // Steps are taken in call order, under the lock (threads may call on
+    // different communicators at once; MPI forbids it on one).
+    let s = node.begin(1);
+    st.ops.push(Pending {
+        slot,
+        node,
+        kind,
+        phase: Phase::Queued,
+        s,
+        delivered: false,
+    });
+    run(&mut st, true);
+    stats::COLL_FAST.add(1);
+    stats::COLL_NONBLOCKING.add(1);
+    crate::profile::heap(None);
+    true
+}
+
+/// The engine's hook (see `engine::set_coll_progress`).
+fn progress(slot: Option<u32>, may_call_mpi: bool) -> bool {
+    if LIVE.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return false;
+    }
+    let Some(mut st) = try_lock() else {
+        // Another thread is moving them: nothing finished for us yet.
+        return slot.is_none();
+    };
+    run(&mut st, may_call_mpi);
+    match slot {
+        None => !st.ops.is_empty(),
+        Some(i) => match st.done.iter().position(|&d| d == i) {
+            Some(k) => {
+                st.done.swap_remove(k);
+                LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                true
+            }
+            None => false,
+        },
+    }
+}
+
+/// The flag waits' hook (see `node::set_idle_work`): calling threads only.
+fn idle() {
+    if LIVE.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return;
+    }
+    if let Some(mut st) = try_lock() {
+        run(&mut st, true);
+    }
+}
+
+/// Moves every operation on as far as it goes without waiting.
+///
+/// Operations of one communicator start (publish) in call order, as soon
+/// as their cells are free, and deliver their results in whatever order
+/// the other members' parts arrive; but each raises its `done` only after
+/// every earlier operation of the communicator has, since `done = s` says
+/// "finished with every step up to `s`" (the gate of later steps relies on
+/// it). For the same reason a member's publication of step `s` is not
+/// taken here as proof that it finished `s - 1` (as the blocking
+/// collectives take it): it may have started `s` early.
+fn run(st: &mut State, may_call_mpi: bool) {
+    let State { ops, done } = st;
+    let mut k = 0;
+    while k < ops.len() {
+        let node = ops[k].node;
+        let first = !ops[..k].iter().any(|p| core::ptr::eq(p.node, node));
+        let p = &mut ops[k];
+        if p.phase == Phase::Queued {
+            // A later operation of the communicator never starts before
+            // an earlier one, nor before ours of `CELLS` steps earlier,
+            // which used the same cell (the gate covers the other members'
+            // reads of it, not ours), has read everything it needs.
+            let s = ops[k].s;
+            let held_back = ops[..k].iter().any(|q| {
+                core::ptr::eq(q.node, node)
+                    && (q.phase == Phase::Queued
+                        || (q.phase == Phase::Published && q.s + CELLS <= s))
+            });
+            let p = &mut ops[k];
+            // SAFETY: the operation's buffers are the caller's until it
+            // completes (`post`).
+            if held_back || !unsafe { begin(p) } {
+                k += 1;
+                continue;
+            }
+        }
+        let p = &mut ops[k];
+        // SAFETY: as above.
+        if p.phase == Phase::Published && unsafe { work(p, may_call_mpi) } {
+            p.phase = Phase::Worked;
+        }
+        if p.phase == Phase::Worked && !p.delivered {
+            p.delivered = true;
+            if let Kind::Bcast {
+                held: Some(mut t), ..
+            } = p.kind
+            {
+                // SAFETY: our duplicate, no longer used; a receiving
+                // member holding one gets here only where the MPI may be
+                // called (it unpacks only there).
+                unsafe { ffi::PMPI_Type_free(&mut t) };
+            }
+            done.push(p.slot);
+        }
+        let p = &ops[k];
+        if p.phase == Phase::Worked && first {
+            p.node.finish(p.s);
+            ops.remove(k);
+            // The next operation of the communicator may now be first:
+            // look again from the start of what follows.
+            continue;
+        }
+        k += 1;
+    }
+    LIVE.store(ops.len() + done.len(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Starts `p` if our cell for its step is free: publishes our part.
+/// Returns false if it cannot start yet.
+///
+/// # Safety
+/// `p`'s buffers are the caller's (see [`post`]).
+unsafe fn begin(p: &mut Pending) -> bool {
+    let (node, s) = (p.node, p.s);
+    let me = node.me;
+    let writes = match &p.kind {
+        Kind::Barrier => false,
+        Kind::Bcast { root, .. } => *root == me,
+        Kind::Reduce { .. } => true,
+    };
+    if writes && !node.gate_open(s) {
+        return false;
+    }
+    p.phase = Phase::Published;
+    match &p.kind {
+        Kind::Barrier => node.flag(s),
+        Kind::Bcast {
+            root, buf, packed, ..
+        } => {
+            if *root == me {
+                let bytes = buf.bytes();
+                let to = node.data(me, s, bytes);
+                match packed {
+                    // SAFETY: the cell holds `inline_max` >= bytes
+                    // (checked at the call), as many as were packed.
+                    Some(v) => unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), to, bytes) },
+                    // SAFETY: as above; a contiguous buffer, the caller's.
+                    None => unsafe { buf.pack_to(to) },
+                }
+                node.publish(s, 0, bytes as u64, 0);
+                p.phase = Phase::Worked;
+            }
+        }
+        Kind::Reduce {
+            root, send, bytes, ..
+        } => {
+            // SAFETY: `bytes` of contribution (contiguous, checked at the
+            // call) into our cell, which holds them.
+            unsafe { core::ptr::copy_nonoverlapping(*send, node.data(me, s, *bytes), *bytes) };
+            node.publish(s, 0, *bytes as u64, 0);
+            if root.is_some_and(|r| r != me) {
+                // Our part is in our cell, which stays ours until every
+                // member is done with this step.
+                p.phase = Phase::Worked;
+            }
+        }
+    }
+    true
+}
+
+/// Whether member `m` published step `s` (its cell, if so).
+fn published(node: &Node, m: usize, s: u64) -> Option<&crate::comm::node::Cell> {
+    let c = node.cell(m, s);
+    // Acquire: pairs with the Release in `publish`/`flag`.
+    (c.seq.load(std::sync::atomic::Ordering::Acquire) >= s).then_some(c)
+}
+
+/// Delivers `p`'s result once the others' parts are there; true when
+/// delivered.
+///
+/// # Safety
+/// `p`'s buffers are the caller's (see [`post`]).
+unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
+    let (node, s) = (p.node, p.s);
+    let me = node.me;
+    let all = || (0..node.n).all(|m| m == me || published(node, m, s).is_some());
+    match &p.kind {
+        Kind::Barrier => all(),
+        Kind::Bcast { root, buf, .. } => {
+            if !buf.d.contig && !may_call_mpi {
+                // Unpacking a derived type calls the MPI.
+                return false;
+            }
+            let Some(c) = published(node, *root, s) else {
+                return false;
+            };
+            // Relaxed: ordered by the Acquire in `published`.
+            let len = c.len.load(std::sync::atomic::Ordering::Relaxed) as usize;
+            // SAFETY: the root's cell holds `len` bytes until we finish.
+            unsafe { buf.unpack_from(node.data(*root, s, len), len) };
+            true
+        }
+        Kind::Reduce {
+            recv,
+            count,
+            bytes,
+            red,
+            ..
+        } => {
+            if !all() {
+                return false;
+            }
+            // Contributions combined in rank order, last first:
+            // x0 op (x1 op (... op x(n-1))); the result is the same bits
+            // in any order for the operations taken here.
+            let last = node.n - 1;
+            // SAFETY: every member's cell holds `bytes` bytes of
+            // contribution until we finish; `recv` holds `count` elements
+            // (contiguous, checked at the call) and overlaps no cell.
+            unsafe {
+                core::ptr::copy_nonoverlapping(node.data(last, s, *bytes), *recv, *bytes);
+                for m in (0..last).rev() {
+                    red.apply(node.data(m, s, *bytes), *recv, *count);
+                }
+            }
+            true
+        }
+    }
+}
+
+/// `MPI_Ibarrier`.
+///
+/// # Safety
+/// As `MPI_Ibarrier`.
+pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    if let Some(node) = nb_node(comm) {
+        // SAFETY: the caller's out-pointer.
+        if unsafe { post(node, comm, Kind::Barrier, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ibarrier(comm, request) })
+}
+
+/// `MPI_Ibcast`.
+///
+/// # Safety
+/// As `MPI_Ibcast`.
+pub unsafe fn ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some(node) = nb_node(comm) {
+        if let (Some(b), Some(r)) = (Buf::new(buf, count, dt), rank_ok(root, node.n)) {
+            if b.bytes() <= node.inline_max {
+                let derived = !b.d.contig && b.bytes() > 0;
+                let (mut held, mut packed) = (None, None);
+                if derived && r == node.me {
+                    let mut v = vec![0u8; b.bytes()];
+                    // SAFETY: the caller's buffer; `v` has room.
+                    unsafe { b.pack_to(v.as_mut_ptr()) };
+                    packed = Some(v);
+                } else if derived {
+                    held = dup(dt);
+                }
+                if !derived || packed.is_some() || held.is_some() {
+                    let buf = Buf {
+                        dt: held.unwrap_or(dt),
+                        ..b
+                    };
+                    let kind = Kind::Bcast {
+                        root: r,
+                        buf,
+                        held,
+                        packed,
+                    };
+                    // SAFETY: the caller's buffer and out-pointer.
+                    if unsafe { post(node, comm, kind, request) } {
+                        return 0;
+                    }
+                }
+            }
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ibcast(buf, count, dt, root, comm, request) })
+}
+
+/// A duplicate of `dt`, or `None`.
+fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
+    // SAFETY: reading an MPI constant.
+    let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
+    // SAFETY: a valid datatype (its layout was read) and an out-pointer.
+    (unsafe { ffi::PMPI_Type_dup(dt, &mut t) } == 0).then_some(t)
+}
+
+/// The reductions' common checks: the block, and what to reduce.
+#[allow(clippy::too_many_arguments)]
+fn reduction(
+    comm: ffi::MPI_Comm,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: Option<c_int>,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    if count < 0 {
+        return None;
+    }
+    let root = match root {
+        Some(r) => Some(rank_ok(r, node.n)?),
+        None => None,
+    };
+    let l = dt::layout(dt)?;
+    if !l.d.named || !l.d.contig || l.extent != l.d.size {
+        return None;
+    }
+    let red = Reducer::new(op, dt, &l)?;
+    if !red.native() || !(red.exact() || node.n == 2) {
+        return None;
+    }
+    let count = count as usize;
+    let bytes = count * l.d.size;
+    if bytes > node.inline_max {
+        return None;
+    }
+    let receives = root.is_none_or(|r| r == node.me);
+    let send = if sbuf == in_place() {
+        // In place: the root's (or everyone's) data is in the receive
+        // buffer; elsewhere MPI_IN_PLACE is not a valid send buffer.
+        if !receives {
+            return None;
+        }
+        rbuf as *const u8
+    } else {
+        sbuf as *const u8
+    };
+    if bytes > 0 && (send.is_null() || (receives && rbuf.is_null())) {
+        return None;
+    }
+    Some((
+        node,
+        Kind::Reduce {
+            root,
+            send,
+            recv: rbuf as *mut u8,
+            count,
+            bytes,
+            red,
+        },
+    ))
+}
+
+/// `MPI_Ireduce`.
+///
+/// # Safety
+/// As `MPI_Ireduce`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ireduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, Some(root)) {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request) })
+}
+
+/// `MPI_Iallreduce`.
+///
+/// # Safety
+/// As `MPI_Iallreduce`.
+pub unsafe fn iallreduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, None) {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request) })
+}
