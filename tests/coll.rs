@@ -156,6 +156,33 @@ fn coll_communicators() {
     conformance("coll_communicators", "coll_comms", "comms");
 }
 
+/// The nonblocking collectives (`tests/c/coll_nonblocking.c`): every size
+/// and root of Ibcast (a derived type freed while pending), Ireduce and
+/// Iallreduce of every operation heapmpi takes and some it leaves to the
+/// real MPI, many requests outstanding and completed by every Wait/Test
+/// form, mixed with blocking collectives and point-to-point (orders that
+/// need progress while a member sits elsewhere), on duplicated, split and
+/// self communicators, a member in the real `MPI_Comm_dup` while the others
+/// wait, and errors. At 2 ranks some of them must have run on the heap.
+#[test]
+fn coll_nonblocking() {
+    matrix_conformance(
+        "coll_nonblocking",
+        "coll_nonblocking",
+        "nonblocking",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            let v = stats_numbers(&o.stderr, "nonblocking")?;
+            if v.len() != n || v.contains(&0) {
+                return Err(format!(
+                    "nonblocking= on the ranks' reports: {v:?}; expected {n} values, all > 0"
+                ));
+            }
+            Ok(())
+        },
+    );
+}
+
 /// Neighbor_allgather(v) and Neighbor_alltoall(v/w) on Cartesian grids
 /// (periodic dimensions of 1 and 2, MPI_PROC_NULL edges), a graph with
 /// repeated neighbours and self-loops, and directed distributed graphs,

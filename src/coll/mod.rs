@@ -57,7 +57,7 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
-pub use nb::{iallreduce, ibarrier, ibcast, ireduce};
+pub use nb::{iallgather, iallreduce, ialltoall, ibarrier, ibcast, igather, ireduce, iscatter};
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,

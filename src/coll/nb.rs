@@ -1,5 +1,6 @@
 //! Nonblocking collectives on communicators inside one node:
-//! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce` and `MPI_Iallreduce`.
+//! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
+//! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall` and `MPI_Iscatter`.
 //!
 //! Each call becomes an operation of a few polled states over the same
 //! single-writer, step-carrying flags as the blocking collectives
@@ -62,6 +63,22 @@ enum Kind {
         /// call (packing calls the MPI, which the progress thread may not).
         packed: Option<Vec<u8>>,
     },
+    /// Gather (`root`), all-gather (`root` `None`), all-to-all and scatter:
+    /// every member (scatter: the root) publishes `mine`, packed at the
+    /// call; the receivers take block `me` (all-to-all, scatter) or every
+    /// block (the gathers) of the members' publications.
+    Blocks {
+        how: How,
+        /// `None`: every member receives (all-gather, all-to-all).
+        root: Option<usize>,
+        /// What this member publishes (a scatter's non-roots publish
+        /// nothing).
+        mine: Vec<u8>,
+        /// Bytes of one block.
+        pb: usize,
+        /// Where this member receives, if it does.
+        recv: Option<Recv>,
+    },
     Reduce {
         /// `None`: all-reduce.
         root: Option<usize>,
@@ -72,6 +89,28 @@ enum Kind {
         bytes: usize,
         red: Reducer,
     },
+}
+
+/// How a [`Kind::Blocks`] operation moves its blocks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Each member publishes one block; receivers take every member's.
+    Gather,
+    /// Each member publishes `n` blocks; each takes block `me` of every
+    /// member's.
+    Alltoall,
+    /// The root publishes `n` blocks; each takes block `me` of the root's.
+    Scatter,
+}
+
+/// A receiving buffer: `buf` holds one block per piece; `held` a duplicate
+/// of its derived datatype (see [`Kind::Bcast`]).
+struct Recv {
+    buf: Buf,
+    held: Option<ffi::MPI_Datatype>,
+    /// Pieces to receive into, by member (`None`: skip this member's,
+    /// in place).
+    skip: Option<usize>,
 }
 
 /// Where an operation stands on this member.
@@ -173,10 +212,12 @@ unsafe fn post(
     // The engine's lock is taken and left before ours: the engine calls
     // `progress` under its own, so ours is never held while taking it.
     let Some((slot, handle)) = crate::p2p::api::coll_request(comm) else {
-        if let Kind::Bcast {
-            held: Some(mut t), ..
-        } = kind
-        {
+        let held = match &kind {
+            Kind::Bcast { held, .. } => *held,
+            Kind::Blocks { recv: Some(r), .. } => r.held,
+            _ => None,
+        };
+        if let Some(mut t) = held {
             // SAFETY: our duplicate, unused.
             unsafe { ffi::PMPI_Type_free(&mut t) };
         }
@@ -279,10 +320,12 @@ fn run(st: &mut State, may_call_mpi: bool) {
         }
         if p.phase == Phase::Worked && !p.delivered {
             p.delivered = true;
-            if let Kind::Bcast {
-                held: Some(mut t), ..
-            } = p.kind
-            {
+            let held = match &p.kind {
+                Kind::Bcast { held, .. } => *held,
+                Kind::Blocks { recv: Some(r), .. } => r.held,
+                _ => None,
+            };
+            if let Some(mut t) = held {
                 // SAFETY: our duplicate, no longer used; a receiving
                 // member holding one gets here only where the MPI may be
                 // called (it unpacks only there).
@@ -315,6 +358,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
         Kind::Barrier => false,
         Kind::Bcast { root, .. } => *root == me,
         Kind::Reduce { .. } => true,
+        Kind::Blocks { how, root, .. } => *how != How::Scatter || *root == Some(me),
     };
     if writes && !node.gate_open(s) {
         return false;
@@ -336,6 +380,27 @@ unsafe fn begin(p: &mut Pending) -> bool {
                     None => unsafe { buf.pack_to(to) },
                 }
                 node.publish(s, 0, bytes as u64, 0);
+                p.phase = Phase::Worked;
+            }
+        }
+        Kind::Blocks {
+            how, mine, recv, ..
+        } => {
+            if writes {
+                // SAFETY: the cell holds `inline_max` >= mine.len()
+                // (checked at the call).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        mine.as_ptr(),
+                        node.data(me, s, mine.len()),
+                        mine.len(),
+                    )
+                };
+                node.publish(s, 0, mine.len() as u64, 0);
+            }
+            if recv.is_none() || (*how == How::Scatter && writes) {
+                // A gather's sender is done; a scatter's root took its
+                // own block at the call.
                 p.phase = Phase::Worked;
             }
         }
@@ -388,6 +453,54 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
             unsafe { buf.unpack_from(node.data(*root, s, len), len) };
             true
         }
+        Kind::Blocks {
+            how,
+            root,
+            pb,
+            recv: Some(r),
+            ..
+        } => {
+            if !r.buf.d.contig && !may_call_mpi {
+                // Unpacking a derived type calls the MPI.
+                return false;
+            }
+            let (pb, n) = (*pb, node.n);
+            match how {
+                How::Scatter => {
+                    let root = root.expect("a scatter has a root");
+                    if published(node, root, s).is_none() {
+                        return false;
+                    }
+                    // SAFETY: the root's cell holds n blocks of `pb` bytes
+                    // until we finish; the buffer is the caller's.
+                    unsafe {
+                        r.buf
+                            .unpack_from(node.data(root, s, n * pb).add(me * pb), pb)
+                    };
+                }
+                How::Gather | How::Alltoall => {
+                    if !all() {
+                        return false;
+                    }
+                    let (len, off) = if *how == How::Gather {
+                        (pb, 0)
+                    } else {
+                        (n * pb, me * pb)
+                    };
+                    for m in (0..n).filter(|&m| r.skip != Some(m)) {
+                        // SAFETY: member m's cell holds `len` bytes until
+                        // we finish; piece m of the buffer is the caller's.
+                        unsafe {
+                            r.buf
+                                .piece(m)
+                                .unpack_from(node.data(m, s, len).add(off), pb)
+                        };
+                    }
+                }
+            }
+            true
+        }
+        Kind::Blocks { recv: None, .. } => true,
         Kind::Reduce {
             recv,
             count,
@@ -595,4 +708,332 @@ pub unsafe fn iallreduce(
     }
     // SAFETY: forwarded unchanged.
     to_real(|| unsafe { ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request) })
+}
+
+/// What a member publishes: `b` packed (at the call, so that the progress
+/// thread never packs a derived type and the program may reuse nothing it
+/// should not).
+///
+/// # Safety
+/// `b` holds its elements.
+unsafe fn packed(b: &Buf) -> Vec<u8> {
+    let mut v = vec![0u8; b.bytes()];
+    // SAFETY: per the contract; `v` has room.
+    unsafe { b.pack_to(v.as_mut_ptr()) };
+    v
+}
+
+/// A receiving buffer for `b` (`None` if a derived type could not be
+/// held).
+fn receiving(b: Buf, skip: Option<usize>) -> Option<Recv> {
+    if b.d.contig || b.bytes() == 0 {
+        return Some(Recv {
+            buf: b,
+            held: None,
+            skip,
+        });
+    }
+    let held = dup(b.dt)?;
+    Some(Recv {
+        buf: Buf { dt: held, ..b },
+        held: Some(held),
+        skip,
+    })
+}
+
+/// The gathers, all-to-all and scatter: checks and the operation, or
+/// `None` for the real MPI. `sbuf`/`rbuf` as given; `root` `None` for the
+/// all- forms.
+///
+/// # Safety
+/// The caller's buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks(
+    how: How,
+    comm: ffi::MPI_Comm,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: Option<c_int>,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    let (me, n) = (node.me, node.n);
+    let root = match root {
+        Some(r) => Some(rank_ok(r, n)?),
+        None => None,
+    };
+    let is_root = root == Some(me);
+    let inplace =
+        sbuf == in_place() || (how == How::Scatter && rbuf as *const c_void == in_place());
+    if inplace && root.is_some() && !is_root {
+        return None;
+    }
+    // Bytes of one block, from the arguments that describe it here (MPI
+    // makes them agree across members).
+    let recv_here = root.is_none() || is_root || how == How::Scatter;
+    let kind = match how {
+        How::Gather => {
+            let r = if recv_here {
+                Some(Buf::new(rbuf, rcount, rdt)?)
+            } else {
+                None
+            };
+            let send = if inplace {
+                r?.piece(me)
+            } else {
+                Buf::new(sbuf, scount, sdt)?
+            };
+            let pb = send.bytes();
+            if pb > node.inline_max {
+                return None;
+            }
+            // SAFETY: the caller's buffer.
+            let mine = unsafe { packed(&send) };
+            let recv = match r {
+                Some(b) => Some(receiving(b, inplace.then_some(me))?),
+                None => None,
+            };
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv,
+            }
+        }
+        How::Alltoall => {
+            let r = Buf::new(rbuf, rcount, rdt)?;
+            let send = if inplace {
+                r
+            } else {
+                Buf::new(sbuf, scount, sdt)?
+            };
+            let pb = send.bytes();
+            if pb * n > node.inline_max {
+                return None;
+            }
+            // SAFETY: the caller's buffer, n blocks.
+            let mine = unsafe { packed(&send.times(n)) };
+            let recv = receiving(r, None)?;
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv: Some(recv),
+            }
+        }
+        How::Scatter => {
+            let root_ = root?;
+            let keep = is_root && rbuf as *const c_void == in_place();
+            let r = if keep {
+                None
+            } else {
+                Some(Buf::new(rbuf, rcount, rdt)?)
+            };
+            let (mine, pb) = if is_root {
+                let send = Buf::new(sbuf, scount, sdt)?;
+                let pb = send.bytes();
+                if pb * n > node.inline_max {
+                    return None;
+                }
+                // SAFETY: the caller's buffer, n blocks.
+                let mine = unsafe { packed(&send.times(n)) };
+                if let Some(r) = &r {
+                    // The root's own block, now (it publishes all n).
+                    // SAFETY: `mine` holds n blocks of `pb`; the buffer is
+                    // the caller's.
+                    unsafe { r.unpack_from(mine.as_ptr().add(me * pb), pb) };
+                }
+                (mine, pb)
+            } else {
+                let pb = r?.bytes();
+                if pb * n > node.inline_max {
+                    return None;
+                }
+                (Vec::new(), pb)
+            };
+            let recv = match r {
+                Some(b) if me != root_ => Some(receiving(b, None)?),
+                _ => None,
+            };
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv,
+            }
+        }
+    };
+    Some((node, kind))
+}
+
+/// `MPI_Igather`.
+///
+/// # Safety
+/// As `MPI_Igather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn igather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe {
+        ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+    })
+}
+
+/// `MPI_Iallgather`.
+///
+/// # Safety
+/// As `MPI_Iallgather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iallgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
+}
+
+/// `MPI_Ialltoall`.
+///
+/// # Safety
+/// As `MPI_Ialltoall`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Alltoall,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
+}
+
+/// `MPI_Iscatter`.
+///
+/// # Safety
+/// As `MPI_Iscatter`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iscatter(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Scatter,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe {
+        ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+    })
 }

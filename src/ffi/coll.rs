@@ -48,6 +48,26 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::iallreduce(sbuf, rbuf, count, dt, op, comm, request) }
     }
+    /// `MPI_Igather`.
+    fn MPI_Igather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request) }
+    }
+    /// `MPI_Iallgather`.
+    fn MPI_Iallgather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) }
+    }
+    /// `MPI_Ialltoall`.
+    fn MPI_Ialltoall(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) }
+    }
+    /// `MPI_Iscatter`.
+    fn MPI_Iscatter(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request) }
+    }
     /// `MPI_Gather`.
     fn MPI_Gather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
