@@ -1,0 +1,520 @@
+//! The entry points of the nonblocking collectives: what each call takes
+//! (see the parent module) and the operation it queues, or the real call.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::super::op::Reducer;
+use super::super::{in_place, rank_ok, to_real, Buf};
+use super::{nb_node, post, How, Kind, Recv};
+use crate::comm::node::Node;
+use crate::dt;
+
+/// `MPI_Ibarrier`.
+///
+/// # Safety
+/// As `MPI_Ibarrier`.
+pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    if let Some(node) = nb_node(comm) {
+        // SAFETY: the caller's out-pointer.
+        if unsafe { post(node, comm, Kind::Barrier, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ibarrier(comm, request) })
+}
+
+/// `MPI_Ibcast`.
+///
+/// # Safety
+/// As `MPI_Ibcast`.
+pub unsafe fn ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some(node) = nb_node(comm) {
+        if let (Some(b), Some(r)) = (Buf::new(buf, count, dt), rank_ok(root, node.n)) {
+            if b.bytes() <= node.inline_max {
+                let derived = !b.d.contig && b.bytes() > 0;
+                let (mut held, mut packed) = (None, None);
+                if derived && r == node.me {
+                    let mut v = vec![0u8; b.bytes()];
+                    // SAFETY: the caller's buffer; `v` has room.
+                    unsafe { b.pack_to(v.as_mut_ptr()) };
+                    packed = Some(v);
+                } else if derived {
+                    held = dup(dt);
+                }
+                if !derived || packed.is_some() || held.is_some() {
+                    let buf = Buf {
+                        dt: held.unwrap_or(dt),
+                        ..b
+                    };
+                    let kind = Kind::Bcast {
+                        root: r,
+                        buf,
+                        held,
+                        packed,
+                    };
+                    // SAFETY: the caller's buffer and out-pointer.
+                    if unsafe { post(node, comm, kind, request) } {
+                        return 0;
+                    }
+                }
+            }
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ibcast(buf, count, dt, root, comm, request) })
+}
+
+/// A duplicate of `dt`, or `None`.
+fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
+    // SAFETY: reading an MPI constant.
+    let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
+    // SAFETY: a valid datatype (its layout was read) and an out-pointer.
+    (unsafe { ffi::PMPI_Type_dup(dt, &mut t) } == 0).then_some(t)
+}
+
+/// The reductions' common checks: the block, and what to reduce.
+#[allow(clippy::too_many_arguments)]
+fn reduction(
+    comm: ffi::MPI_Comm,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: Option<c_int>,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    if count < 0 {
+        return None;
+    }
+    let root = match root {
+        Some(r) => Some(rank_ok(r, node.n)?),
+        None => None,
+    };
+    let l = dt::layout(dt)?;
+    if !l.d.named || !l.d.contig || l.extent != l.d.size {
+        return None;
+    }
+    let red = Reducer::new(op, dt, &l)?;
+    if !red.native() || !(red.exact() || node.n == 2) {
+        return None;
+    }
+    let count = count as usize;
+    let bytes = count * l.d.size;
+    if bytes > node.inline_max {
+        return None;
+    }
+    let receives = root.is_none_or(|r| r == node.me);
+    let send = if sbuf == in_place() {
+        // In place: the root's (or everyone's) data is in the receive
+        // buffer; elsewhere MPI_IN_PLACE is not a valid send buffer.
+        if !receives {
+            return None;
+        }
+        rbuf as *const u8
+    } else {
+        sbuf as *const u8
+    };
+    if bytes > 0 && (send.is_null() || (receives && rbuf.is_null())) {
+        return None;
+    }
+    Some((
+        node,
+        Kind::Reduce {
+            root,
+            send,
+            recv: rbuf as *mut u8,
+            count,
+            bytes,
+            red,
+        },
+    ))
+}
+
+/// `MPI_Ireduce`.
+///
+/// # Safety
+/// As `MPI_Ireduce`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ireduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, Some(root)) {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request) })
+}
+
+/// `MPI_Iallreduce`.
+///
+/// # Safety
+/// As `MPI_Iallreduce`.
+pub unsafe fn iallreduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, None) {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request) })
+}
+
+/// What a member publishes: `b` packed (at the call, so that the progress
+/// thread never packs a derived type and the program may reuse nothing it
+/// should not).
+///
+/// # Safety
+/// `b` holds its elements.
+unsafe fn packed(b: &Buf) -> Vec<u8> {
+    let mut v = vec![0u8; b.bytes()];
+    // SAFETY: per the contract; `v` has room.
+    unsafe { b.pack_to(v.as_mut_ptr()) };
+    v
+}
+
+/// A receiving buffer for `b` (`None` if a derived type could not be
+/// held).
+fn receiving(b: Buf, skip: Option<usize>) -> Option<Recv> {
+    if b.d.contig || b.bytes() == 0 {
+        return Some(Recv {
+            buf: b,
+            held: None,
+            skip,
+        });
+    }
+    let held = dup(b.dt)?;
+    Some(Recv {
+        buf: Buf { dt: held, ..b },
+        held: Some(held),
+        skip,
+    })
+}
+
+/// The gathers, all-to-all and scatter: checks and the operation, or
+/// `None` for the real MPI. `sbuf`/`rbuf` as given; `root` `None` for the
+/// all- forms.
+///
+/// # Safety
+/// The caller's buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks(
+    how: How,
+    comm: ffi::MPI_Comm,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: Option<c_int>,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    let (me, n) = (node.me, node.n);
+    let root = match root {
+        Some(r) => Some(rank_ok(r, n)?),
+        None => None,
+    };
+    let is_root = root == Some(me);
+    let inplace = sbuf == in_place() || (how == How::Scatter && core::ptr::eq(rbuf, in_place()));
+    if inplace && root.is_some() && !is_root {
+        return None;
+    }
+    // Bytes of one block, from the arguments that describe it here (MPI
+    // makes them agree across members).
+    let recv_here = root.is_none() || is_root || how == How::Scatter;
+    let kind = match how {
+        How::Gather => {
+            let r = if recv_here {
+                Some(Buf::new(rbuf, rcount, rdt)?)
+            } else {
+                None
+            };
+            let send = if inplace {
+                r?.piece(me)
+            } else {
+                Buf::new(sbuf, scount, sdt)?
+            };
+            let pb = send.bytes();
+            if pb > node.inline_max {
+                return None;
+            }
+            // SAFETY: the caller's buffer.
+            let mine = unsafe { packed(&send) };
+            let recv = match r {
+                Some(b) => Some(receiving(b, inplace.then_some(me))?),
+                None => None,
+            };
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv,
+            }
+        }
+        How::Alltoall => {
+            let r = Buf::new(rbuf, rcount, rdt)?;
+            let send = if inplace {
+                r
+            } else {
+                Buf::new(sbuf, scount, sdt)?
+            };
+            let pb = send.bytes();
+            if pb * n > node.inline_max {
+                return None;
+            }
+            // SAFETY: the caller's buffer, n blocks.
+            let mine = unsafe { packed(&send.times(n)) };
+            let recv = receiving(r, None)?;
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv: Some(recv),
+            }
+        }
+        How::Scatter => {
+            let root_ = root?;
+            let keep = is_root && core::ptr::eq(rbuf, in_place());
+            let r = if keep {
+                None
+            } else {
+                Some(Buf::new(rbuf, rcount, rdt)?)
+            };
+            let (mine, pb) = if is_root {
+                let send = Buf::new(sbuf, scount, sdt)?;
+                let pb = send.bytes();
+                if pb * n > node.inline_max {
+                    return None;
+                }
+                // SAFETY: the caller's buffer, n blocks.
+                let mine = unsafe { packed(&send.times(n)) };
+                if let Some(r) = &r {
+                    // The root's own block, now (it publishes all n).
+                    // SAFETY: `mine` holds n blocks of `pb`; the buffer is
+                    // the caller's.
+                    unsafe { r.unpack_from(mine.as_ptr().add(me * pb), pb) };
+                }
+                (mine, pb)
+            } else {
+                let pb = r?.bytes();
+                if pb * n > node.inline_max {
+                    return None;
+                }
+                (Vec::new(), pb)
+            };
+            let recv = match r {
+                Some(b) if me != root_ => Some(receiving(b, None)?),
+                _ => None,
+            };
+            Kind::Blocks {
+                how,
+                root,
+                mine,
+                pb,
+                recv,
+            }
+        }
+    };
+    Some((node, kind))
+}
+
+/// `MPI_Igather`.
+///
+/// # Safety
+/// As `MPI_Igather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn igather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe {
+        ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+    })
+}
+
+/// `MPI_Iallgather`.
+///
+/// # Safety
+/// As `MPI_Iallgather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iallgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
+}
+
+/// `MPI_Ialltoall`.
+///
+/// # Safety
+/// As `MPI_Ialltoall`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Alltoall,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe { ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
+}
+
+/// `MPI_Iscatter`.
+///
+/// # Safety
+/// As `MPI_Iscatter`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iscatter(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
+    // SAFETY: the caller's buffers.
+    let op = unsafe {
+        blocks(
+            How::Scatter,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        )
+    };
+    if let Some((node, kind)) = op {
+        // SAFETY: the caller's buffers and out-pointer.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    // SAFETY: forwarded unchanged.
+    to_real(|| unsafe {
+        ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+    })
+}
