@@ -136,6 +136,12 @@ fn wheels_collectives() {
         "neighbor",
         "coll: heap=",
     );
+    run(
+        "wheels_coll_nonblocking",
+        "coll_nonblocking",
+        "nonblocking",
+        "nonblocking=",
+    );
 }
 
 #[test]
