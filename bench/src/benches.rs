@@ -5,8 +5,10 @@
 //! (listed in [`PROGRAMS`]), printing `size value [value2 ...]` lines. A
 //! benchmark without a message size (barrier) prints size 0. The collectives
 //! are one program run per launch (`osu_coll all`): one column per
-//! collective, each a metric of the `coll` / `coll4` benchmark; the one-sided
-//! operations likewise (`osu_rma all`: the metrics of `rma` / `rma_create`).
+//! collective, each a metric of the `coll` / `coll4` benchmark; the
+//! nonblocking collectives likewise (`osu_coll nbc`: the metrics of `nbc`,
+//! a time and an overlap column per collective); the one-sided operations
+//! likewise (`osu_rma all`: the metrics of `rma` / `rma_create`).
 
 /// What a metric's plot overlays from the machine limits.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -20,6 +22,9 @@ pub enum Kind {
     /// time per collective call: cache-line one-way latency only (the
     /// one-copy floor depends on the collective and the ranks)
     Coll,
+    /// a percentage (overlap of a nonblocking collective with computation):
+    /// linear axis, no overlay; tables compare by difference in points
+    Percent,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +112,9 @@ pub enum Sizes {
     /// one-sided, second window kind: a few sizes ([`RMA_FEW_SIZES`]), all
     /// of them in `--quick` too; validation adds their ±1 neighbours
     RmaFew,
+    /// nonblocking collectives: [`NBC_SIZES`] (`--quick`:
+    /// [`NBC_QUICK_SIZES`]); validation adds every size's ±1 neighbours
+    Nbc,
 }
 
 /// Sizes off the powers of two that the collectives also run.
@@ -130,6 +138,33 @@ pub const COLL_FEW_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
 /// Collective sizes at more ranks than cores (validation; with ±1): both
 /// sides of the inline limit (4 KiB) and of the fold chunk (32 KiB).
 pub const COLL_FEW_CHECK_SIZES: &[u64] = &[8, 1000, 4096, 32768, 65536, 1 << 20];
+
+/// Nonblocking collective sizes: small, both sides of 1 KiB (heapmpi takes
+/// payloads up to 1 KiB through the heap, larger ones go to the real MPI;
+/// reductions move size/8 doubles, so 1016 and 1032 B are 127 and 129
+/// doubles, 1025 B is 128), off the powers of two, and large ones up to
+/// 1 MiB (the 64 KiB-1 MiB target).
+pub const NBC_SIZES: &[u64] = &[
+    4,
+    8,
+    100,
+    1000,
+    1016,
+    1024,
+    1025,
+    1032,
+    2048,
+    4096,
+    5000,
+    16384,
+    65536,
+    65539,
+    262_144,
+    1 << 20,
+];
+
+/// Nonblocking collective sizes of `--quick`.
+pub const NBC_QUICK_SIZES: &[u64] = &[8, 1024, 1032, 65536, 1 << 20];
 
 /// Sizes off the powers of two that the one-sided benchmark also runs.
 pub const RMA_ODD_SIZES: &[u64] = &[3, 100, 1000, 5000, 100_000];
@@ -175,7 +210,13 @@ impl Bench {
     /// A collective benchmark (`osu_coll`): one metric per collective,
     /// compared with the faster stock MPI too.
     pub fn is_coll(&self) -> bool {
-        matches!(self.sizes, Sizes::Coll | Sizes::CollFew)
+        matches!(self.sizes, Sizes::Coll | Sizes::CollFew | Sizes::Nbc)
+    }
+
+    /// The nonblocking collectives (`osu_coll nbc`): time and overlap
+    /// columns.
+    pub fn is_nbc(&self) -> bool {
+        self.sizes == Sizes::Nbc
     }
 
     /// A one-sided benchmark (`osu_rma`): one metric per operation,
@@ -256,6 +297,35 @@ pub const COLL_METRICS: &[Metric] = &[
     coll("gather", "gather", 7),
     coll("scatter", "scatter", 8),
     coll("halo", "neighbour halo exchange, 2-D grid", 9),
+];
+
+/// A nonblocking collective's overlap with computation: column k of
+/// `osu_coll nbc`'s output, OMB's overlap in percent.
+const fn overlap(key: &'static str, title: &'static str, column: usize) -> Metric {
+    Metric {
+        key,
+        title,
+        unit: "%",
+        column,
+        scale: 1.0,
+        higher_is_better: true,
+        kind: Kind::Percent,
+    }
+}
+
+/// The nonblocking collectives of `osu_coll nbc`, in its column order: each
+/// one's pure communication time (post + MPI_Wait at once, us per call, max
+/// over the ranks), then its overlap with computation (OMB, %). ibarrier
+/// has no message size (size 0).
+pub const NBC_METRICS: &[Metric] = &[
+    coll("ibarrier", "ibarrier, pure communication", 0),
+    overlap("ibarrier_ovl", "ibarrier overlap with computation", 1),
+    coll("ibcast", "ibcast, pure communication", 2),
+    overlap("ibcast_ovl", "ibcast overlap with computation", 3),
+    coll("ireduce", "ireduce, pure communication", 4),
+    overlap("ireduce_ovl", "ireduce overlap with computation", 5),
+    coll("iallreduce", "iallreduce, pure communication", 6),
+    overlap("iallreduce_ovl", "iallreduce overlap with computation", 7),
 ];
 
 /// One-sided latency: column k of `osu_rma all`'s output, us per
@@ -452,6 +522,18 @@ pub const BENCHES: &[Bench] = &[
         metrics: COLL_METRICS,
     },
     Bench {
+        name: "nbc",
+        what: "nonblocking collectives at 2 ranks (osu_ibarrier, osu_ibcast, osu_ireduce, osu_iallreduce): pure communication time (post + MPI_Wait, us per call, max over ranks) and OMB's overlap with a dummy computation of that length (%)",
+        program: "osu_coll",
+        mode_args: &["nbc"],
+        min_size: 3,
+        style: Style::Osu,
+        sizes: Sizes::Nbc,
+        ranks: 2,
+        iters: Iters::Osu,
+        metrics: NBC_METRICS,
+    },
+    Bench {
         name: "rma",
         what: "one-sided, window from MPI_Win_allocate, rank 0 -> rank 1: fence alone; put/get in fence epochs, lock/unlock, flush; accumulate; fetch_and_op; compare_and_swap (us); put/get bandwidth, 64 per flush (osu_put_latency, osu_get_latency, osu_acc_latency, osu_fop_latency, osu_cas_latency, osu_put_bw, osu_get_bw)",
         program: "osu_rma",
@@ -544,6 +626,30 @@ mod tests {
         assert!(b.is_coll() && !find("latency").unwrap().is_coll());
         for (i, m) in COLL_METRICS.iter().enumerate() {
             assert_eq!(m.column, i);
+        }
+    }
+
+    #[test]
+    fn nbc() {
+        let b = find("nbc").unwrap();
+        assert!(b.is_coll() && b.is_nbc() && b.side_by_side() && !find("coll").unwrap().is_nbc());
+        assert_eq!(b.mode_args, ["nbc"]);
+        assert!(NBC_SIZES.windows(2).all(|w| w[0] < w[1]));
+        // both sides of the 1 KiB heap limit, off the powers of two, up to 1 MiB
+        for s in [1000, 1016, 1024, 1025, 1032, 65539, 1 << 20] {
+            assert!(NBC_SIZES.contains(&s));
+        }
+        assert!(NBC_QUICK_SIZES.iter().all(|s| NBC_SIZES.contains(s)));
+        // time, overlap, time, overlap, ... in osu_coll's column order
+        for (i, m) in NBC_METRICS.iter().enumerate() {
+            assert_eq!(m.column, i);
+            let ovl = i % 2 == 1;
+            assert_eq!(m.key.ends_with("_ovl"), ovl);
+            assert_eq!(m.kind == Kind::Percent, ovl);
+            assert_eq!(m.higher_is_better, ovl);
+            if ovl {
+                assert_eq!(m.key, format!("{}_ovl", NBC_METRICS[i - 1].key));
+            }
         }
     }
 

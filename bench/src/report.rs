@@ -233,7 +233,9 @@ pub fn stock_best<'a>(
                     }
                 }
             };
-            if better && x.median > 0.0 {
+            // times and rates: > 0; a percentage (overlap): 0 is a value
+            let valid = x.median > 0.0 || (m.kind == Kind::Percent && x.median >= 0.0);
+            if better && valid {
                 best = Some((x.median, mpi.as_str()));
             }
         }
@@ -291,6 +293,18 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
              fop/cas on one int64); accumulate: size/8 doubles, MPI_SUM; window: {})",
             rma_window(b)
         );
+    } else if legend && b.is_nbc() {
+        let _ = writeln!(
+            out,
+            "   (each nonblocking collective: pure communication time, post + MPI_Wait at once, us per\n    \
+             call, each rank's average, max over the ranks, lower is better; then its overlap with a\n    \
+             dummy computation of that length (OMB: 100 - 100 x (overall - compute) / pure, each the\n    \
+             average over the ranks), %, higher is better. Times: h/st = heapmpi / the same MPI's\n    \
+             stock, h/best = heapmpi / the faster stock of the run at that size, * = heapmpi more\n    \
+             than 10% slower than its stock; overlap: h-st, h-best = heapmpi minus stock in points,\n    \
+             * = more than 10 points below its stock; spread = largest (max-min)/median of the\n    \
+             series; reductions: size/8 doubles, MPI_SUM; heapmpi takes payloads up to 1 KiB)"
+        );
     } else if legend {
         let _ = writeln!(
             out,
@@ -300,12 +314,26 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
              (max-min)/median of the series; reductions: size/8 doubles, MPI_SUM)"
         );
     }
-    // heapmpi / its stock beyond which a point is marked: 10% worse
+    // A percentage (overlap) is compared by difference, in points; the
+    // others by ratio.
+    let pct = m.kind == Kind::Percent;
+    let cmp = |h: f64, a: f64| if pct { h - a } else { h / a };
+    // heapmpi against its stock beyond which a point is marked: 10% worse
+    // (a percentage: 10 points lower)
     let worse = |r: f64| {
-        if m.higher_is_better {
+        if pct {
+            r < -10.0
+        } else if m.higher_is_better {
             r < 1.0 / 1.10
         } else {
             r > 1.10
+        }
+    };
+    let fmt_cmp = |r: f64| {
+        if pct {
+            format!("{r:+.1}")
+        } else {
+            fmt_ratio(r)
         }
     };
     let short = |mpi: &str| match mpi {
@@ -324,8 +352,8 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
     };
     h1.push_str(&group("stock", mpis.len(), w));
     h1.push_str(&group("heapmpi", mpis.len(), w));
-    h1.push_str(&group("h/st", mpis.len(), 7));
-    h1.push_str(&group("h/best", mpis.len(), 7));
+    h1.push_str(&group(if pct { "h-st" } else { "h/st" }, mpis.len(), 7));
+    h1.push_str(&group(if pct { "h-best" } else { "h/best" }, mpis.len(), 7));
     for _ in 0..2 {
         for mpi in &mpis {
             let _ = write!(h2, "{:>w$} ", short(mpi));
@@ -359,13 +387,13 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         }
         for (i, mpi) in mpis.iter().enumerate() {
             let cell = match (st[i].get(&size), hp[i].get(&size)) {
-                (Some(a), Some(h)) if a.median > 0.0 => {
-                    let r = h.median / a.median;
+                (Some(a), Some(h)) if a.median > 0.0 || pct => {
+                    let r = cmp(h.median, a.median);
                     compared += 1;
                     if worse(r) {
                         over.push((size, mpi_title(mpi), r));
                     }
-                    format!("{}{}", fmt_ratio(r), if worse(r) { "*" } else { " " })
+                    format!("{}{}", fmt_cmp(r), if worse(r) { "*" } else { " " })
                 }
                 _ => "- ".into(),
             };
@@ -374,7 +402,7 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         let best = stock_best(res, opts, b, m, size);
         for h in &hp {
             let cell = match (best, h.get(&size)) {
-                (Some((bv, _)), Some(h)) => format!("{} ", fmt_ratio(h.median / bv)),
+                (Some((bv, _)), Some(h)) => format!("{} ", fmt_cmp(cmp(h.median, bv))),
                 _ => "- ".into(),
             };
             let _ = write!(line, "{cell:>7} ");
@@ -391,34 +419,226 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         let _ = writeln!(out, "{}", line.trim_end());
     }
     if compared > 0 {
+        let (within, worse_than) = if pct {
+            ("within 10 points of", "more than 10 points below")
+        } else {
+            ("within 10% of", "more than 10% worse than")
+        };
         if over.is_empty() {
             let _ = writeln!(
                 out,
-                "   heapmpi within 10% of its stock or better at all {compared} points"
+                "   heapmpi {within} its stock or better at all {compared} points"
             );
         } else {
             // worst first
             over.sort_by(|a, b| {
-                let bad = |r: f64| if m.higher_is_better { 1.0 / r } else { r };
+                let bad = |r: f64| {
+                    if pct {
+                        -r
+                    } else if m.higher_is_better {
+                        1.0 / r
+                    } else {
+                        r
+                    }
+                };
                 bad(b.2).partial_cmp(&bad(a.2)).unwrap()
             });
+            let num = |r: f64| {
+                if pct {
+                    format!("{r:+.1}")
+                } else {
+                    format!("{r:.2}")
+                }
+            };
             let _ = writeln!(
                 out,
-                "   heapmpi more than 10% worse than its stock at {} of {compared} points: {}",
+                "   heapmpi {worse_than} its stock at {} of {compared} points: {}",
                 over.len(),
                 over.iter()
                     .take(6)
                     .map(|(s, mpi, r)| if *s == 0 {
                         // no message size (barrier, fence, fop, cas)
-                        format!("{mpi} {r:.2}")
+                        format!("{mpi} {}", num(*r))
                     } else {
-                        format!("{} {mpi} {r:.2}", fmt_size(*s))
+                        format!("{} {mpi} {}", fmt_size(*s), num(*r))
                     })
                     .collect::<Vec<_>>()
                     .join(", ")
             );
         }
     }
+}
+
+/// heapmpi / stock-best per MPI at one point of a metric.
+fn vs_best(
+    res: &Results,
+    opts: &Opts,
+    b: &Bench,
+    m: &Metric,
+    size: u64,
+) -> Vec<(&'static str, f64)> {
+    let Some((bv, _)) = stock_best(res, opts, b, m, size) else {
+        return vec![];
+    };
+    opts.mpis
+        .iter()
+        .filter_map(|mpi| {
+            series(res, b, m, mpi, Variant::Heapmpi)
+                .get(&size)
+                .map(|h| (mpi_title(mpi), h.median / bv))
+        })
+        .collect()
+}
+
+/// "Open MPI 0.52, MPICH 0.61"
+fn fmt_pairs(v: &[(&str, f64)]) -> String {
+    v.iter()
+        .map(|(mpi, r)| format!("{mpi} {r:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The worst heapmpi / stock-best of a time metric over the sizes 64 KiB
+/// ..= 1 MiB (those the first MPI's heapmpi series has), as a target line:
+/// met when it is at most `1 / factor` (`factor` x faster).
+fn large_target(
+    res: &Results,
+    opts: &Opts,
+    b: &Bench,
+    m: &Metric,
+    factor: f64,
+) -> (String, Option<bool>, String) {
+    let mut worst: Option<(u64, &str, f64)> = None;
+    let mut n = 0;
+    let sizes: Vec<u64> = series(res, b, m, &opts.mpis[0], Variant::Heapmpi)
+        .keys()
+        .copied()
+        .filter(|&s| (64 << 10..=1 << 20).contains(&s))
+        .collect();
+    for s in sizes {
+        for (mpi, r) in vs_best(res, opts, b, m, s) {
+            n += 1;
+            if worst.is_none_or(|w| r > w.2) {
+                worst = Some((s, mpi, r));
+            }
+        }
+    }
+    let ok = worst.map(|w| w.2 <= 1.0 / factor);
+    (
+        format!("{} 64 KiB-1 MiB >= {factor}x faster than stock-best", m.key),
+        ok,
+        worst.map_or(String::new(), |(s, mpi, r)| {
+            format!(
+                "worst of {n}: {r:.2} ({:.1}x faster) at {} with {mpi}",
+                1.0 / r,
+                fmt_size(s)
+            )
+        }),
+    )
+}
+
+/// Target lines: `met` / `MISSED` / `-` (nothing to judge), the target,
+/// the figures behind it.
+fn print_targets(out: &mut String, lines: Vec<(String, Option<bool>, String)>) {
+    for (label, ok, detail) in lines {
+        let _ = writeln!(
+            out,
+            "  {:<7} {label}{}",
+            match ok {
+                Some(true) => "met",
+                Some(false) => "MISSED",
+                None => "-",
+            },
+            if detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {detail}")
+            }
+        );
+    }
+}
+
+/// The targets for the nonblocking collectives (`nbc`), judged on the
+/// medians of this run (reported, never asserted): ibarrier and iallreduce
+/// 8 B at most 0.7x the better stock MPI's time; ibcast, ireduce and
+/// iallreduce from 64 KiB to 1 MiB at least 2x faster than the better
+/// stock; overlap no worse than stock: at no size is heapmpi's overlap
+/// below its own stock's.
+fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
+    let Some(b) = opts.benches.iter().find(|b| b.is_nbc()) else {
+        return;
+    };
+    let metric = |key: &str| b.metrics.iter().find(|m| m.key == key).copied();
+    let _ = writeln!(
+        out,
+        "\n== nonblocking collectives: targets (medians of this run; best = the faster stock MPI)"
+    );
+    let mut lines: Vec<(String, Option<bool>, String)> = vec![];
+    for (key, size, label) in [
+        ("ibarrier", 0u64, "ibarrier <= 0.7x stock-best"),
+        ("iallreduce", 8, "iallreduce 8 B <= 0.7x stock-best"),
+    ] {
+        let Some(m) = metric(key) else { continue };
+        let v = vs_best(res, opts, b, &m, size);
+        let ok = (!v.is_empty()).then(|| v.iter().all(|x| x.1 <= 0.7));
+        lines.push((label.into(), ok, fmt_pairs(&v)));
+    }
+    for key in ["ibcast", "ireduce", "iallreduce"] {
+        let Some(m) = metric(key) else { continue };
+        lines.push(large_target(res, opts, b, &m, 2.0));
+    }
+    // overlap no worse than stock: heapmpi's median >= its stock's, every
+    // collective, every size, every MPI (difference in points)
+    let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
+    let (mut nb, mut badb) = (0, 0);
+    for m in b.metrics.iter().filter(|m| m.kind == Kind::Percent) {
+        for mpi in &opts.mpis {
+            let st = series(res, b, m, mpi, Variant::Stock);
+            for (s, h) in series(res, b, m, mpi, Variant::Heapmpi) {
+                if let Some(a) = st.get(&s) {
+                    let d = h.median - a.median;
+                    n += 1;
+                    if d < 0.0 {
+                        bad += 1;
+                    }
+                    if worst.as_ref().is_none_or(|w| d < w.1) {
+                        let size = if s == 0 {
+                            String::new()
+                        } else {
+                            format!(" {}", fmt_size(s))
+                        };
+                        worst = Some((format!("{}{size} {}", m.key, mpi_title(mpi)), d));
+                    }
+                }
+                if let Some((bv, _)) = stock_best(res, opts, b, m, s) {
+                    nb += 1;
+                    if h.median < bv {
+                        badb += 1;
+                    }
+                }
+            }
+        }
+    }
+    if n > 0 {
+        lines.push((
+            "overlap no worse than stock (every collective and size)".into(),
+            Some(bad == 0),
+            format!(
+                "{bad} of {n} points below stock{}; below the better stock: {badb} of {nb}",
+                worst.map_or(String::new(), |(w, d)| format!(
+                    " (worst {d:+.1} points: {w})"
+                ))
+            ),
+        ));
+    }
+    print_targets(out, lines);
+    let _ = writeln!(
+        out,
+        "  (2 ranks; time ratios are heapmpi / stock medians, < 1 = heapmpi faster; overlap is OMB's,\n   \
+         in %, compared with the same MPI's stock; a point within the spread of its table is noise;\n   \
+         heapmpi takes payloads up to 1 KiB, larger ones go to the real MPI; timings never set the\n   \
+         exit status)"
+    );
 }
 
 /// The collective targets of issue 12, judged on the medians of this run
@@ -435,65 +655,19 @@ fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
         "\n== collectives: the targets of issue 12 (medians of this run; best = the faster stock MPI)"
     );
     let mut lines: Vec<(String, Option<bool>, String)> = vec![];
-    // (heapmpi / stock-best) per MPI at one point
-    let vs_best = |b: &Bench, m: &Metric, size: u64| -> Vec<(&'static str, f64)> {
-        let Some((bv, _)) = stock_best(res, opts, b, m, size) else {
-            return vec![];
-        };
-        opts.mpis
-            .iter()
-            .filter_map(|mpi| {
-                series(res, b, m, mpi, Variant::Heapmpi)
-                    .get(&size)
-                    .map(|h| (mpi_title(mpi), h.median / bv))
-            })
-            .collect()
-    };
-    let fmt_pairs = |v: &[(&str, f64)]| {
-        v.iter()
-            .map(|(mpi, r)| format!("{mpi} {r:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     if let Some(b) = two {
         for (key, size, label) in [
             ("barrier", 0u64, "barrier <= 0.7x stock-best"),
             ("allreduce", 8, "allreduce 8 B <= 0.7x stock-best"),
         ] {
             let Some(m) = metric(b, key) else { continue };
-            let v = vs_best(b, &m, size);
+            let v = vs_best(res, opts, b, &m, size);
             let ok = (!v.is_empty()).then(|| v.iter().all(|x| x.1 <= 0.7));
             lines.push((label.into(), ok, fmt_pairs(&v)));
         }
         for key in ["bcast", "reduce", "allreduce", "allgather"] {
             let Some(m) = metric(b, key) else { continue };
-            let mut worst: Option<(u64, &str, f64)> = None;
-            let mut n = 0;
-            let sizes: Vec<u64> = series(res, b, &m, &opts.mpis[0], Variant::Heapmpi)
-                .keys()
-                .copied()
-                .filter(|&s| (64 << 10..=1 << 20).contains(&s))
-                .collect();
-            for s in sizes {
-                for (mpi, r) in vs_best(b, &m, s) {
-                    n += 1;
-                    if worst.is_none_or(|w| r > w.2) {
-                        worst = Some((s, mpi, r));
-                    }
-                }
-            }
-            let ok = worst.map(|w| w.2 <= 1.0 / 3.0);
-            lines.push((
-                format!("{key} 64 KiB-1 MiB >= 3x faster than stock-best"),
-                ok,
-                worst.map_or(String::new(), |(s, mpi, r)| {
-                    format!(
-                        "worst of {n}: {r:.2} ({:.1}x faster) at {} with {mpi}",
-                        1.0 / r,
-                        fmt_size(s)
-                    )
-                }),
-            ));
+            lines.push(large_target(res, opts, b, &m, 3.0));
         }
         // no collective at any size more than 10% slower than its stock
         let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
@@ -572,22 +746,7 @@ fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
             ));
         }
     }
-    for (label, ok, detail) in lines {
-        let _ = writeln!(
-            out,
-            "  {:<7} {label}{}",
-            match ok {
-                Some(true) => "met",
-                Some(false) => "MISSED",
-                None => "-",
-            },
-            if detail.is_empty() {
-                String::new()
-            } else {
-                format!(": {detail}")
-            }
-        );
-    }
+    print_targets(out, lines);
     let _ = writeln!(
         out,
         "  (2 ranks unless said; ratios are heapmpi / stock medians, < 1 = heapmpi faster; a point\n   \
@@ -771,6 +930,9 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
         ("coll4", 0, 0, "4 ranks: barrier [us]"),
         ("coll4", 4, 8, "4 ranks: allreduce 8 B [us]"),
         ("coll4", 4, 1 << 20, "4 ranks: allreduce 1M [us]"),
+        ("nbc", 0, 0, "ibarrier [us]"),
+        ("nbc", 6, 8, "iallreduce 8 B [us]"),
+        ("nbc", 6, 1 << 20, "iallreduce 1 MiB [us]"),
         ("rma", 0, 0, "rma: fence alone [us]"),
         ("rma", 1, 8, "rma: put 8 B, fences [us]"),
         ("rma", 3, 8, "rma: put 8 B, lock [us]"),
@@ -859,6 +1021,7 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
     apps(&mut out, res, opts);
     headline(&mut out, res, opts);
     coll_targets(&mut out, res, opts);
+    nbc_targets(&mut out, res, opts);
     rma_summary(&mut out, res, opts);
 
     for b in &opts.benches {
@@ -1341,4 +1504,119 @@ fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
     }
     fs::write(out.join("apps.csv"), s)?;
     fs::write(out.join("apps_raw.csv"), raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::parse_table;
+
+    /// `osu_coll nbc` output: (ibarrier, its overlap) at size 0; (ibcast,
+    /// ireduce, iallreduce) times and overlaps at 8 B and 64 KiB.
+    fn nbc_out(barrier: (f64, f64), small: [(f64, f64); 3], large: [(f64, f64); 3]) -> String {
+        let row = |v: [(f64, f64); 3]| {
+            v.iter()
+                .map(|(t, o)| format!("{t} {o}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!(
+            "# osu_coll\n# size ibarrier ibarrier_ovl ibcast ibcast_ovl ireduce ireduce_ovl iallreduce iallreduce_ovl\n\
+             0 {} {} nan nan nan nan nan nan\n8 nan nan {}\n65536 nan nan {}\n",
+            barrier.0,
+            barrier.1,
+            row(small),
+            row(large)
+        )
+    }
+
+    fn nbc_results() -> (Opts, Results) {
+        let opts = Opts::parse(&["--bench=nbc".into(), "--no-app".into()]).unwrap();
+        let mut res = Results::default();
+        let stock = nbc_out(
+            (0.6, 0.0),
+            [(0.55, 0.0), (0.6, 10.0), (0.85, 0.0)],
+            [(100.0, 90.0), (90.0, 0.0), (30.0, 9.0)],
+        );
+        // ibarrier and iallreduce 8 B under 0.7x, 64 KiB: ibcast and
+        // iallreduce >= 2x faster, ireduce not; the ireduce overlap at 8 B
+        // below stock's
+        let heap = nbc_out(
+            (0.17, 0.0),
+            [(0.28, 0.0), (0.3, 0.0), (0.5, 40.0)],
+            [(9.0, 95.0), (60.0, 0.0), (14.0, 9.0)],
+        );
+        for mpi in ["openmpi", "mpich"] {
+            for (v, out) in [(Variant::Stock, &stock), (Variant::Heapmpi, &heap)] {
+                let runs = res.runs.entry(("nbc", mpi.to_string(), v)).or_default();
+                runs.push(parse_table(out));
+                runs.push(parse_table(out));
+            }
+        }
+        res.ranks.insert("nbc", 2);
+        (opts, res)
+    }
+
+    #[test]
+    fn nbc_report() {
+        let (opts, res) = nbc_results();
+        let t = text(&opts, &res, &[]);
+        let target = |s: &str| {
+            t.lines()
+                .find(|l| l.contains(s))
+                .unwrap_or_else(|| panic!("no line '{s}' in:\n{t}"))
+                .to_string()
+        };
+        assert!(target("ibarrier <= 0.7x stock-best").contains("met"));
+        assert!(target("iallreduce 8 B <= 0.7x").contains("met"));
+        assert!(target("ibcast 64 KiB-1 MiB >= 2x").contains("met"));
+        assert!(target("ireduce 64 KiB-1 MiB >= 2x").contains("MISSED"));
+        assert!(target("iallreduce 64 KiB-1 MiB >= 2x").contains("met"));
+        let ovl = target("overlap no worse than stock");
+        assert!(ovl.contains("MISSED") && ovl.contains("-10.0 points: ireduce_ovl 8 B"));
+        // overlap tables compare by difference in points
+        let i = t
+            .find("== nbc — iallreduce overlap with computation [%]")
+            .unwrap();
+        let table: Vec<&str> = t[i..].lines().take(6).collect();
+        assert!(
+            table[1].contains("h-st") && table[1].contains("h-best"),
+            "{table:?}"
+        );
+        let row8 = table
+            .iter()
+            .find(|l| l.trim_start().starts_with("8 B"))
+            .unwrap();
+        assert!(row8.contains("+40.0"), "{row8}");
+        // the times by ratio, with the summary rows
+        assert!(t.contains("== nbc — iallreduce, pure communication [us]"));
+        assert!(target("iallreduce 8 B [us]").contains("0.59"));
+        // 0 % is a value for the better stock (ibarrier overlap: both 0)
+        let b = crate::benches::find("nbc").unwrap();
+        let m = b.metrics[1];
+        assert_eq!(m.key, "ibarrier_ovl");
+        assert_eq!(stock_best(&res, &opts, b, &m, 0), Some((0.0, "openmpi")));
+    }
+
+    #[test]
+    fn nbc_plots() {
+        let (opts, res) = nbc_results();
+        let dir = std::env::temp_dir().join(format!("heapmpi-bench-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        match crate::plot::all(&opts, &res, &dir, &[]) {
+            Ok(files) => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+                    .collect();
+                // no plot of the size-0 ibarrier; 3 times and 3 overlaps, png + svg
+                assert_eq!(files.len(), 12, "{names:?}");
+                assert!(names.contains(&"nbc_iallreduce_ovl.png".to_string()));
+                assert!(!names.iter().any(|n| n.starts_with("nbc_ibarrier")));
+            }
+            // no font on this machine: nothing to draw with
+            Err(e) => assert!(e.contains("font"), "{e}"),
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
 }
