@@ -11,19 +11,34 @@ use super::{nb_node, post, How, Kind, Recv};
 use crate::comm::node::Node;
 use crate::dt;
 
+/// Queues `op` under `request`, or makes the real call.
+///
+/// # Safety
+/// `op`'s buffers are the caller's; `request` its out-pointer; `real` the
+/// call unchanged.
+unsafe fn queue_or(
+    comm: ffi::MPI_Comm,
+    op: Option<(&'static Node, Kind)>,
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    if let Some((node, kind)) = op {
+        // SAFETY: per the contract.
+        if unsafe { post(node, comm, kind, request) } {
+            return 0;
+        }
+    }
+    to_real(real)
+}
+
 /// `MPI_Ibarrier`.
 ///
 /// # Safety
 /// As `MPI_Ibarrier`.
 pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    if let Some(node) = nb_node(comm) {
-        // SAFETY: the caller's out-pointer.
-        if unsafe { post(node, comm, Kind::Barrier, request) } {
-            return 0;
-        }
-    }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Ibarrier(comm, request) })
+    let queued = nb_node(comm).map(|node| (node, Kind::Barrier));
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe { queue_or(comm, queued, request, || ffi::PMPI_Ibarrier(comm, request)) }
 }
 
 /// `MPI_Ibcast`.
@@ -39,40 +54,38 @@ pub unsafe fn ibcast(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
-    if let Some(node) = nb_node(comm) {
-        if let (Some(b), Some(r)) = (Buf::new(buf, count, dt), rank_ok(root, node.n)) {
-            if b.bytes() <= node.inline_max {
-                let derived = !b.d.contig && b.bytes() > 0;
-                let (mut held, mut packed) = (None, None);
-                if derived && r == node.me {
-                    let mut v = vec![0u8; b.bytes()];
-                    // SAFETY: the caller's buffer; `v` has room.
-                    unsafe { b.pack_to(v.as_mut_ptr()) };
-                    packed = Some(v);
-                } else if derived {
-                    held = dup(dt);
-                }
-                if !derived || packed.is_some() || held.is_some() {
-                    let buf = Buf {
-                        dt: held.unwrap_or(dt),
-                        ..b
-                    };
-                    let kind = Kind::Bcast {
-                        root: r,
-                        buf,
-                        held,
-                        packed,
-                    };
-                    // SAFETY: the caller's buffer and out-pointer.
-                    if unsafe { post(node, comm, kind, request) } {
-                        return 0;
-                    }
-                }
-            }
+    let queued = nb_node(comm).and_then(|node| {
+        let (b, r) = (Buf::new(buf, count, dt)?, rank_ok(root, node.n)?);
+        if b.bytes() > node.inline_max {
+            return None;
         }
+        let kind = if r == node.me {
+            // A derived type is packed now (see `packed`).
+            // SAFETY: the caller's buffer.
+            let packed = (!b.d.contig).then(|| unsafe { packed(&b) });
+            Kind::Bcast {
+                root: r,
+                buf: b,
+                held: None,
+                packed,
+            }
+        } else {
+            let into = receiving(b, None)?;
+            Kind::Bcast {
+                root: r,
+                buf: into.buf,
+                held: into.held,
+                packed: None,
+            }
+        };
+        Some((node, kind))
+    });
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        queue_or(comm, queued, request, || {
+            ffi::PMPI_Ibcast(buf, count, dt, root, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Ibcast(buf, count, dt, root, comm, request) })
 }
 
 /// A duplicate of `dt`, or `None`.
@@ -158,14 +171,13 @@ pub unsafe fn ireduce(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
-    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, Some(root)) {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+    let queued = reduction(comm, sbuf, rbuf, count, dt, op, Some(root));
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        queue_or(comm, queued, request, || {
+            ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request) })
 }
 
 /// `MPI_Iallreduce`.
@@ -182,14 +194,13 @@ pub unsafe fn iallreduce(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
-    if let Some((node, kind)) = reduction(comm, sbuf, rbuf, count, dt, op, None) {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        queue_or(comm, queued, request, || {
+            ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request) })
 }
 
 /// What a member publishes: `b` packed (at the call, so that the progress
@@ -370,9 +381,9 @@ pub unsafe fn igather(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's buffers.
-    let op = unsafe {
-        blocks(
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
             How::Gather,
             comm,
             sbuf,
@@ -382,18 +393,11 @@ pub unsafe fn igather(
             rcount,
             rdt,
             Some(root),
-        )
-    };
-    if let Some((node, kind)) = op {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+        );
+        queue_or(comm, op, request, || {
+            ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe {
-        ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-    })
 }
 
 /// `MPI_Iallgather`.
@@ -412,9 +416,9 @@ pub unsafe fn iallgather(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's buffers.
-    let op = unsafe {
-        blocks(
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
             How::Gather,
             comm,
             sbuf,
@@ -424,16 +428,11 @@ pub unsafe fn iallgather(
             rcount,
             rdt,
             None,
-        )
-    };
-    if let Some((node, kind)) = op {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+        );
+        queue_or(comm, op, request, || {
+            ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
 }
 
 /// `MPI_Ialltoall`.
@@ -452,9 +451,9 @@ pub unsafe fn ialltoall(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's buffers.
-    let op = unsafe {
-        blocks(
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
             How::Alltoall,
             comm,
             sbuf,
@@ -464,16 +463,11 @@ pub unsafe fn ialltoall(
             rcount,
             rdt,
             None,
-        )
-    };
-    if let Some((node, kind)) = op {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+        );
+        queue_or(comm, op, request, || {
+            ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe { ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) })
 }
 
 /// `MPI_Iscatter`.
@@ -493,9 +487,9 @@ pub unsafe fn iscatter(
     request: *mut ffi::MPI_Request,
 ) -> c_int {
     crate::profile::data(rcount as i64, rdt);
-    // SAFETY: the caller's buffers.
-    let op = unsafe {
-        blocks(
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
             How::Scatter,
             comm,
             sbuf,
@@ -505,16 +499,9 @@ pub unsafe fn iscatter(
             rcount,
             rdt,
             Some(root),
-        )
-    };
-    if let Some((node, kind)) = op {
-        // SAFETY: the caller's buffers and out-pointer.
-        if unsafe { post(node, comm, kind, request) } {
-            return 0;
-        }
+        );
+        queue_or(comm, op, request, || {
+            ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    to_real(|| unsafe {
-        ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-    })
 }
