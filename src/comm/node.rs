@@ -381,6 +381,17 @@ impl Node {
         self.cell(self.me, s).seq.store(s, Ordering::Release);
     }
 
+    /// Member `m`'s cell if it has published step `s` (or later) now.
+    /// Unlike [`Node::wait_cell`] it takes no conclusion about the member's
+    /// earlier steps (a member running nonblocking collectives may publish
+    /// a step before it finished the one before).
+    #[inline]
+    pub fn published(&self, m: usize, s: u64) -> Option<&Cell> {
+        let c = self.cell(m, s);
+        // Acquire: pairs with the Release in `publish`/`flag`.
+        (c.seq.load(Ordering::Acquire) >= s).then_some(c)
+    }
+
     /// Waits for member `m`'s publication of step `s`; returns its cell.
     #[inline]
     pub fn wait_cell(&self, m: usize, s: u64) -> &Cell {

@@ -423,13 +423,6 @@ unsafe fn begin(p: &mut Pending) -> bool {
     true
 }
 
-/// Whether member `m` published step `s` (its cell, if so).
-fn published(node: &Node, m: usize, s: u64) -> Option<&crate::comm::node::Cell> {
-    let c = node.cell(m, s);
-    // Acquire: pairs with the Release in `publish`/`flag`.
-    (c.seq.load(std::sync::atomic::Ordering::Acquire) >= s).then_some(c)
-}
-
 /// Delivers `p`'s result once the others' parts are there; true when
 /// delivered.
 ///
@@ -438,7 +431,7 @@ fn published(node: &Node, m: usize, s: u64) -> Option<&crate::comm::node::Cell> 
 unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
     let (node, s) = (p.node, p.s);
     let me = node.me;
-    let all = || (0..node.n).all(|m| m == me || published(node, m, s).is_some());
+    let all = || (0..node.n).all(|m| m == me || node.published(m, s).is_some());
     match &p.kind {
         Kind::Barrier => all(),
         Kind::Bcast { root, buf, .. } => {
@@ -446,7 +439,7 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
                 // Unpacking a derived type calls the MPI.
                 return false;
             }
-            let Some(c) = published(node, *root, s) else {
+            let Some(c) = node.published(*root, s) else {
                 return false;
             };
             // Relaxed: ordered by the Acquire in `published`.
@@ -470,7 +463,7 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
             match how {
                 How::Scatter => {
                     let root = root.expect("a scatter has a root");
-                    if published(node, root, s).is_none() {
+                    if node.published(root, s).is_none() {
                         return false;
                     }
                     // SAFETY: the root's cell holds n blocks of `pb` bytes
