@@ -10,21 +10,52 @@ norm_flavour() {
     esac
 }
 
-# Which MPI does a dynamically linked file use? Prints openmpi|mpich, or
-# fails when ldd says nothing conclusive.
-flavour_from_ldd() {
-    local out lib ompi=0 mpich=0
-    out=$(env -u LD_PRELOAD ldd "$1" 2>/dev/null) || return 1
+# What ldd prints for file $1 (its libraries, as the dynamic loader finds
+# them, without any LD_PRELOAD), or failure for a file that is not
+# dynamically linked. Asks the loader directly, as ldd does after its
+# checks: ldd is a shell script whose start-up costs ~10 ms, which every
+# heapmpirun paid twice before a 1-second job (GROMACS in bench/run). A
+# file no loader listed here takes (another ABI) goes to ldd itself.
+ldd_of() {
+    local rtld rc
+    for rtld in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib64/ld64.so.2; do
+        [[ -x $rtld ]] || continue
+        # --verify: 0 = a dynamic file for this loader, 2 = a shared
+        # library for it, 1 = not one (static, a script, another ABI).
+        rc=0
+        env -u LD_PRELOAD "$rtld" --verify "$1" >/dev/null 2>&1 || rc=$?
+        case $rc in
+        0 | 2)
+            env -u LD_PRELOAD "$rtld" --list "$1" 2>/dev/null
+            return
+            ;;
+        esac
+    done
+    env -u LD_PRELOAD ldd "$1" 2>/dev/null
+}
+
+# The MPI family of a list of libraries as ldd_of prints them:
+# openmpi|mpich, or failure when the list says nothing conclusive.
+flavour_of_ldd_output() {
+    local lib ompi=0 mpich=0
     while read -r lib _; do
         case $lib in
         libmpich*.so* | libmpicxx.so* | libmpifort.so* | libmpi.so.12*) mpich=1 ;;
         libmpi.so.* | libmpi_*.so* | libopen-pal.so* | libopen-rte.so*) ompi=1 ;;
         esac
-    done <<<"$out"
+    done <<<"$1"
     if ((ompi && !mpich)); then echo openmpi
     elif ((mpich && !ompi)); then echo mpich
     else return 1
     fi
+}
+
+# Which MPI does a dynamically linked file use? Prints openmpi|mpich, or
+# fails when ldd says nothing conclusive.
+flavour_from_ldd() {
+    local out
+    out=$(ldd_of "$1") || return 1
+    flavour_of_ldd_output "$out"
 }
 
 # Which MPI does a launcher / compiler wrapper command belong to? Looks at
@@ -62,8 +93,15 @@ flavour_of_command() {
 # 4.1 and 5.0 are both libmpi.so.40, MPICH 4 and 5 both libmpi.so.12 or
 # libmpich.so.12: the soname cannot tell the builds apart, the path can.
 mpi_library_of() {
-    local out name arrow path
-    out=$(env -u LD_PRELOAD ldd "$1" 2>/dev/null) || return 1
+    local out
+    out=$(ldd_of "$1") || return 1
+    mpi_library_of_ldd_output "$out"
+}
+
+# The MPI library named in a list of libraries as ldd_of prints them, as
+# mpi_library_of prints it.
+mpi_library_of_ldd_output() {
+    local name arrow path
     while read -r name arrow path _; do
         case $name in
         libmpi.so.* | libmpich.so.*)
@@ -72,7 +110,7 @@ mpi_library_of() {
             return 0
             ;;
         esac
-    done <<<"$out"
+    done <<<"$1"
     return 1
 }
 
@@ -115,7 +153,8 @@ build_for_library() {
 # family (mpirun.openmpi, mpiexec.mpich), else the plain name.
 launcher_for_library() {
     local bin cand c
-    bin=$(dirname "$(dirname "$1")")/bin
+    bin=${1%/*}
+    bin=${bin%/*}/bin
     case $2 in
     openmpi) cand=(mpirun) ;;
     mpich) cand=(mpiexec.hydra mpiexec) ;;
