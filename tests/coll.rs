@@ -183,6 +183,42 @@ fn coll_nonblocking() {
     );
 }
 
+/// A nonblocking collective as a communicator's first collective: on
+/// MPI_COMM_WORLD straight after MPI_Init, and on new communicators made by
+/// Comm_dup, Comm_split, Comm_create, Comm_create_group, Cart_create and
+/// Comm_split_type (`tests/c/coll_nbfirst.c`), with no blocking
+/// collective before the report. At 2 ranks every one of them ran on the
+/// heap: the report's nonblocking= count equals the number the program
+/// posted.
+#[test]
+fn coll_nonblocking_first() {
+    matrix_conformance(
+        "coll_nonblocking_first",
+        "coll_nbfirst",
+        "nbfirst",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            let posted: u64 = o
+                .stdout
+                .lines()
+                .find_map(|l| {
+                    l.split("nonblocking calls per rank: ")
+                        .nth(1)
+                        .and_then(|v| v.trim().parse().ok())
+                })
+                .ok_or("no 'nonblocking calls per rank' line on stdout")?;
+            let v = stats_numbers(&o.stderr, "nonblocking")?;
+            if v.len() != n || v.iter().any(|&x| x != posted) {
+                return Err(format!(
+                "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted} \
+                 (every collective the program posted, all on communicators inside one node)"
+            ));
+            }
+            Ok(())
+        },
+    );
+}
+
 /// Neighbor_allgather(v) and Neighbor_alltoall(v/w) on Cartesian grids
 /// (periodic dimensions of 1 and 2, MPI_PROC_NULL edges), a graph with
 /// repeated neighbours and self-loops, and directed distributed graphs,

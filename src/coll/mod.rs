@@ -95,6 +95,28 @@ pub fn start(on: bool, inline: usize, radix: usize) {
     ON.store(on && comm::active(), Ordering::Relaxed);
 }
 
+/// Inline bytes per cell of the nonblocking block a new node-local
+/// communicator should get at creation (`comm::set_eager_blocks`), or 0
+/// when nonblocking collectives do not run here. After [`start`] and the
+/// point-to-point engine's start.
+pub fn eager_cell() -> usize {
+    if ON.load(Ordering::Relaxed) && nb::possible() {
+        INLINE.load(Ordering::Relaxed).max(1)
+    } else {
+        0
+    }
+}
+
+/// Makes the collectives' state of `comm` now, if every member lives on
+/// this node, as its first collective would (collective over `comm`:
+/// `MPI_Init` calls it for `MPI_COMM_WORLD` on every rank, so that a
+/// nonblocking collective may come first there too).
+pub fn prepare(comm: ffi::MPI_Comm) {
+    if info(comm).is_some_and(|i| i.n_remote == 0) {
+        let _ = node(comm);
+    }
+}
+
 /// Entries of the per-thread info cache.
 const CACHED: usize = 4;
 
@@ -149,8 +171,13 @@ fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
             let inline = INLINE.load(Ordering::Relaxed);
             let node = Node::create(info, comm, inline);
             // The nonblocking collectives' block, made by every member in
-            // this same collective call (see `nb`).
-            if node.as_ref().is_some_and(|n| n.span.is_none()) && nb::possible() {
+            // this same collective call (see `nb`), unless the
+            // communicator came with one (`comm::set_eager_blocks`: every
+            // member then has it).
+            if node.as_ref().is_some_and(|n| n.span.is_none())
+                && nb::possible()
+                && info.nb.get().is_none()
+            {
                 let _ = info.nb.set(Node::create(info, comm, inline));
             }
             node

@@ -14,10 +14,11 @@
 //! real MPI.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use mpi_sys as ffi;
 
+use crate::heap;
 use crate::raw::RawHandle;
 
 /// `CommInfo::local` entry for a process on another node.
@@ -46,7 +47,8 @@ pub struct CommInfo {
     /// gets none.
     pub node: std::sync::OnceLock<Option<node::Node>>,
     /// A second control block for the nonblocking collectives of a
-    /// communicator inside one node, made with [`CommInfo::node`] (their
+    /// communicator inside one node, made at its creation
+    /// ([`set_eager_blocks`]) or else with [`CommInfo::node`] (their
     /// steps complete in their own order, which the blocking collectives'
     /// steps must not be mixed with; see `coll::nb`).
     pub nb: std::sync::OnceLock<Option<node::Node>>,
@@ -415,29 +417,77 @@ fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
     if !within_world(comm) {
         return;
     }
-    // The id proposal, and whether some member keeps no infos (then the
-    // communicator is not `complete`).
-    let mine: [u64; 2] = [crate::sys::random_u64() | (1 << 63), node.is_none() as u64];
-    let mut agreed = [0u64; 2];
-    // SAFETY: two u64s each way; every member of `comm` calls this right
-    // after the same creating call (it is collective over them).
+    // The info, built before the agreement (locally: translating groups).
+    let built = node.and_then(|n| build(comm, n, 0));
+    // A communicator whose members all live on this node gets its
+    // nonblocking collectives' block here, in the agreement every new
+    // communicator makes anyway: a nonblocking collective may be its first
+    // collective, and a nonblocking call cannot wait for the others to
+    // make a block (see `coll::nb`). Rank 0 offers one; the others vote.
+    let cell = EAGER_CELL.load(Ordering::Relaxed);
+    let flat = built
+        .as_ref()
+        .is_some_and(|i| i.n_remote == 0 && i.size >= 2 && cell > 0 && heap::is_active());
+    let offered = match &built {
+        Some(i) if flat && i.rank == 0 => node::new_block(i.size as usize, cell),
+        _ => core::ptr::null_mut(),
+    };
+    // The id proposal; whether some member keeps no infos (then the
+    // communicator is not `complete`); the offered block; whether some
+    // member cannot take a block.
+    let mine: [u64; 4] = [
+        crate::sys::random_u64() | (1 << 63),
+        node.is_none() as u64,
+        offered as u64,
+        !flat as u64,
+    ];
+    let mut agreed = [0u64; 4];
+    // SAFETY: four u64s each way; every member of `comm` calls this right
+    // after the same creating call (it is collective over them). The
+    // all-reduce also orders the block's zeroing before any member's use.
     let rc = unsafe {
         ffi::PMPI_Allreduce(
             mine.as_ptr().cast(),
             agreed.as_mut_ptr().cast(),
-            2,
+            4,
             ffi::RSMPI_UINT64_T,
             ffi::RSMPI_MAX,
             comm,
         )
     };
+    let eager = rc == 0 && agreed[3] == 0 && agreed[2] != 0;
+    if !eager && !offered.is_null() {
+        // SAFETY: our fresh block, which no member adopted.
+        unsafe { heap::free(offered) };
+    }
     if rc != 0 {
         return;
     }
-    if let Some(info) = node.and_then(|n| build(comm, n, agreed[0])) {
+    if let Some(mut info) = built {
+        info.id = agreed[0];
         info.complete.store(agreed[1] == 0, Ordering::Relaxed);
+        if eager {
+            let _ = info
+                .nb
+                .set(node::Node::adopt_flat(&info, agreed[2] as *mut u8));
+        }
         attach(comm, info);
     }
+}
+
+/// Inline bytes per cell of the nonblocking block every new node-local
+/// communicator gets at creation (see `register_new`); 0: none. Set once
+/// in `MPI_Init` (by [`set_eager_blocks`]) before any communicator is
+/// created; Relaxed as `KEYVAL`.
+static EAGER_CELL: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes every communicator created from now on whose members all live on
+/// this node come with a nonblocking collectives' block of `cell` inline
+/// bytes per cell (0: none). Every rank of the job sets the same value
+/// (the switches it depends on are agreed at init); a rank that differs
+/// only makes its communicators go without.
+pub fn set_eager_blocks(cell: usize) {
+    EAGER_CELL.store(cell, Ordering::Relaxed);
 }
 
 pub mod cache;

@@ -31,7 +31,9 @@
 //!
 //! The block is allocated by the member of rank 0 from its part of the heap
 //! (only the owner of a part may free in it), its address broadcast once
-//! through the real MPI in the communicator's first collective. Each member
+//! through the real MPI in the communicator's first collective (or, for
+//! the nonblocking collectives' block of a node-local communicator, in
+//! the agreement its creation makes: [`Node::adopt_flat`]). Each member
 //! drops its reference when its communicator is freed; the owner frees the
 //! block once the count reaches zero (at once if it is the last, otherwise
 //! at a later creation or free).
@@ -95,6 +97,29 @@ fn stride(cell: usize) -> usize {
 /// Bytes of the whole block for `n` members.
 pub fn block_size(n: usize, cell: usize) -> usize {
     LINE + n * stride(cell)
+}
+
+/// A new, zeroed control block for `n` members with `cell` bytes of
+/// inline data per cell (rounded up to whole lines), from this rank's part
+/// of the heap; null when the part has no room. No member knows it until
+/// its address is handed over through the real MPI, which orders the
+/// zeroing before any member's use.
+pub fn new_block(n: usize, cell: usize) -> *mut u8 {
+    let cell = cell.next_multiple_of(LINE);
+    let size = block_size(n, cell);
+    let b = heap::alloc_shared(LINE, size);
+    if !b.is_null() {
+        // SAFETY: a fresh block of `size` bytes, ours; no member knows it
+        // yet.
+        unsafe {
+            core::ptr::write_bytes(b, 0, size);
+            let head = &mut *(b as *mut Head);
+            head.live = AtomicU32::new(n as u32);
+            head.n = n as u32;
+            head.cell = cell as u32;
+        }
+    }
+    b
 }
 
 /// Blocks whose owner dropped its reference before the others: freed once
@@ -198,25 +223,10 @@ impl Node {
             return None;
         };
         sweep();
-        let n = ranks.len();
         let me = ranks.binary_search(&info.rank).ok()?;
-        let cell = cell.next_multiple_of(LINE);
         let mut addr: u64 = 0;
         if me == 0 {
-            let size = block_size(n, cell);
-            let b = heap::alloc_shared(LINE, size);
-            if !b.is_null() {
-                // SAFETY: a fresh block of `size` bytes, ours; no member
-                // knows it before the broadcast below.
-                unsafe {
-                    core::ptr::write_bytes(b, 0, size);
-                    let head = &mut *(b as *mut Head);
-                    head.live = AtomicU32::new(n as u32);
-                    head.n = n as u32;
-                    head.cell = cell as u32;
-                }
-                addr = b as u64;
-            }
+            addr = new_block(ranks.len(), cell) as u64;
         }
         // The node's members learn the block (rank 0 of the node's own
         // communicator is its leader); without a span, the node is the
@@ -240,10 +250,30 @@ impl Node {
             }
             return None;
         }
-        let block = addr as *mut u8;
+        Some(Node::adopt(addr as *mut u8, ranks, me, span))
+    }
+
+    /// The block of a communicator whose members all live on this node,
+    /// made without a collective of its own (`comm::register_new` hands the
+    /// leader's [`new_block`] to the others in the agreement it makes
+    /// anyway). `block` is the agreed address, which every member adopts
+    /// alike; the creator is the member of rank 0.
+    pub fn adopt_flat(info: &CommInfo, block: *mut u8) -> Option<Node> {
+        debug_assert!(info.n_remote == 0);
+        sweep();
+        let ranks: Box<[i32]> = (0..info.size).collect();
+        let me = info.rank as usize;
+        Some(Node::adopt(block, ranks, me, None))
+    }
+
+    /// The `Node` of member `me` (of `ranks`, this node's members) over an
+    /// agreed, initialised block.
+    fn adopt(block: *mut u8, ranks: Box<[i32]>, me: usize, span: Option<Span>) -> Node {
         // SAFETY: the block is live (every member holds it until its free).
         let head = unsafe { &*(block as *const Head) };
-        Some(Node {
+        let n = ranks.len();
+        debug_assert_eq!(head.n as usize, n);
+        Node {
             block,
             n: head.n as usize,
             me,
@@ -254,7 +284,7 @@ impl Node {
             seen: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ranks,
             span,
-        })
+        }
     }
 
     fn member(&self, m: usize) -> *mut u8 {

@@ -237,6 +237,12 @@ pub fn after_init() {
                     lockfree: sw[3] == 0,
                 },
             );
+            // Nonblocking collectives may be a communicator's first: new
+            // node-local communicators come with their block, and
+            // MPI_COMM_WORLD gets its state now if it lives on one node.
+            crate::comm::set_eager_blocks(crate::coll::eager_cell());
+            // SAFETY: reading an MPI constant.
+            crate::coll::prepare(unsafe { ffi::RSMPI_COMM_WORLD });
         }
     }
 

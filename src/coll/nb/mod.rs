@@ -33,10 +33,12 @@
 //! of combination (integers, `MAX`/`MIN`) or with two members (where
 //! `a + b` and `b + a` are the same bits), so the bits are the stock
 //! MPI's whatever algorithm it uses. Everything else goes to the real MPI,
-//! as do all calls on communicators that span nodes, or whose first
-//! collective has not yet happened (the control blocks are made by the
-//! first blocking collective, which every member makes at the same point;
-//! a nonblocking call cannot wait for the other members to make them).
+//! as do all calls on communicators that span nodes. A nonblocking call
+//! cannot wait for the other members to make a control block, so the
+//! block comes from a call every member makes at one point: the
+//! communicator's creation (`comm::set_eager_blocks`), `MPI_Init` for
+//! `MPI_COMM_WORLD` (`coll::prepare`), or else its first blocking
+//! collective; until then its calls go to the real MPI.
 
 mod calls;
 
