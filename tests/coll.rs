@@ -219,6 +219,51 @@ fn coll_nonblocking_first() {
     );
 }
 
+/// MPI-4 persistent collectives (`tests/c/coll_persistent.c`): the eight
+/// routines heapmpi runs, started many times with new data, by Startall
+/// and Start/Test, between other collectives, on WORLD, a duplicate and a
+/// split; a derived type freed after the initialisation, a count beyond
+/// the inline cells, a start overtaken by a blocking collective. On every MPI whose
+/// `<mpi.h>` declares the MPI-4 routines (MPICH here; Open MPI 4.1 has
+/// none). At 2 ranks every start the program counts as eligible ran on
+/// the heap: the report's nonblocking= equals its count.
+#[test]
+fn coll_persistent() {
+    let flavours: Vec<Flavour> = available_flavours()
+        .into_iter()
+        .filter(|&f| declares_mpi4(f))
+        .collect();
+    assert!(
+        !flavours.is_empty(),
+        "no installed MPI declares the MPI-4.0 routines (MPICH 4 does)"
+    );
+    matrix_conformance_on(
+        &flavours,
+        "coll_persistent",
+        "coll_persistent",
+        "persistent",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            let eligible: u64 = o
+                .stdout
+                .lines()
+                .find_map(|l| {
+                    l.split("heap-eligible starts per rank: ")
+                        .nth(1)
+                        .and_then(|v| v.trim().parse().ok())
+                })
+                .ok_or("no 'heap-eligible starts per rank' line on stdout")?;
+            let v = stats_numbers(&o.stderr, "nonblocking")?;
+            if v.len() != n || v.iter().any(|&x| x != eligible) {
+                return Err(format!(
+                "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {eligible}"
+            ));
+            }
+            Ok(())
+        },
+    );
+}
+
 /// Neighbor_allgather(v) and Neighbor_alltoall(v/w) on Cartesian grids
 /// (periodic dimensions of 1 and 2, MPI_PROC_NULL edges), a graph with
 /// repeated neighbours and self-loops, and directed distributed graphs,

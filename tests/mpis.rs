@@ -60,7 +60,9 @@ fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
         ("coll_neighbor", Flavour::Impi) => Some("stock fails the program's checks"),
         // Open MPI 5.0.11's <mpi.h> declares none of the large-count
         // routines (its library exports them); MPICH 5 does.
-        ("p2p_mpi4", f) if !declares_mpi4(f) => Some("<mpi.h> declares no MPI-4 routine"),
+        ("p2p_mpi4" | "coll_persistent", f) if !declares_mpi4(f) => {
+            Some("<mpi.h> declares no MPI-4 routine")
+        }
         _ => None,
     }
 }
@@ -140,6 +142,12 @@ fn wheels_collectives() {
         "wheels_coll_nonblocking",
         "coll_nonblocking",
         "nonblocking",
+        "nonblocking=",
+    );
+    run(
+        "wheels_coll_persistent",
+        "coll_persistent",
+        "persistent",
         "nonblocking=",
     );
 }

@@ -57,6 +57,11 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
+#[cfg(heapmpi_mpi4)]
+pub use nb::{
+    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
+    reduce_init, scatter_init,
+};
 pub use nb::{iallgather, iallreduce, ialltoall, ibarrier, ibcast, igather, ireduce, iscatter};
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,

@@ -1,6 +1,7 @@
-//! The MPI-4.0 point-to-point and one-sided entry points heapmpi serves
-//! (`linker-scripts/mpi4.list`; logic in [`crate::large`] and
-//! [`crate::p2p::api`]), compiled for an MPI that has them. Each body
+//! The MPI-4.0 point-to-point, one-sided and persistent collective entry
+//! points heapmpi serves (`linker-scripts/mpi4.list`; logic in
+//! [`crate::large`], [`crate::p2p::api`] and [`crate::coll`]), compiled
+//! for an MPI that has them. Each body
 //! forwards its arguments unchanged.
 
 use core::ffi::{c_int, c_void};
@@ -8,6 +9,7 @@ use core::ffi::{c_int, c_void};
 use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Message, MPI_Op};
 use mpi_sys::{MPI_Request, MPI_Status, MPI_Win};
 
+use crate::coll;
 use crate::large::{self, Move, Send};
 use crate::p2p::api;
 
@@ -196,5 +198,45 @@ c_exports! {
     fn MPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, du: *mut MPI_Aint, baseptr: *mut c_void) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { large::win_shared_query(win, rank, size, du, baseptr) }
+    }
+    /// `MPI_Barrier_init`.
+    fn MPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::barrier_init(comm, info, req) }
+    }
+    /// `MPI_Bcast_init`.
+    fn MPI_Bcast_init(buf: *mut c_void, count: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::bcast_init(buf, count, dt, root, comm, info, req) }
+    }
+    /// `MPI_Reduce_init`.
+    fn MPI_Reduce_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce_init(sbuf, rbuf, count, dt, op, root, comm, info, req) }
+    }
+    /// `MPI_Allreduce_init`.
+    fn MPI_Allreduce_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allreduce_init(sbuf, rbuf, count, dt, op, comm, info, req) }
+    }
+    /// `MPI_Gather_init`.
+    fn MPI_Gather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::gather_init(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, req) }
+    }
+    /// `MPI_Allgather_init`.
+    fn MPI_Allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
+    }
+    /// `MPI_Alltoall_init`.
+    fn MPI_Alltoall_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoall_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
+    }
+    /// `MPI_Scatter_init`.
+    fn MPI_Scatter_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scatter_init(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, req) }
     }
 }

@@ -7,54 +7,71 @@ use mpi_sys as ffi;
 
 use super::super::op::Reducer;
 use super::super::{in_place, rank_ok, to_real, Buf};
-use super::{nb_node, post, How, Kind, Recv};
+use super::{nb_node, post, How, Kind, Recv, To};
 use crate::comm::node::Node;
 use crate::dt;
+#[cfg(heapmpi_mpi4)]
+use crate::p2p::engine::CollArgs;
 
-/// Queues `op` under `request`, or makes the real call.
+/// Queues `op` under the request `to` names, or makes the real call:
+/// `real(out)` is the call unchanged but for its request out-pointer
+/// (`to`'s own, or, starting a persistent request, one whose real request
+/// the slot then stands for).
 ///
 /// # Safety
-/// `op`'s buffers are the caller's; `request` its out-pointer; `real` the
-/// call unchanged.
+/// `op`'s buffers are the caller's; `to` its out-pointer or a persistent
+/// slot being started.
 unsafe fn queue_or(
     comm: ffi::MPI_Comm,
     op: Option<(&'static Node, Kind)>,
-    request: *mut ffi::MPI_Request,
-    real: impl FnOnce() -> c_int,
+    to: To,
+    real: impl FnOnce(*mut ffi::MPI_Request) -> c_int,
 ) -> c_int {
     if let Some((node, kind)) = op {
         // SAFETY: per the contract.
-        if unsafe { post(node, comm, kind, request) } {
+        if unsafe { post(node, comm, kind, to) } {
             return 0;
         }
     }
-    to_real(real)
+    match to {
+        To::New(request) => to_real(|| real(request)),
+        To::Slot(i) => {
+            let mut inner = crate::p2p::api::req_null();
+            let rc = to_real(|| real(&mut inner));
+            if rc == 0 {
+                crate::p2p::api::coll_activate_real(i, inner);
+            }
+            rc
+        }
+    }
 }
 
-/// `MPI_Ibarrier`.
+/// `MPI_Ibarrier`, its request new or a persistent one being started (`to`).
 ///
 /// # Safety
-/// As `MPI_Ibarrier`.
-pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+/// As `MPI_Ibarrier`; `to` as [`queue_or`]'s.
+pub(super) unsafe fn ibarrier_to(comm: ffi::MPI_Comm, to: To) -> c_int {
     let queued = nb_node(comm).map(|node| (node, Kind::Barrier));
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe { queue_or(comm, queued, request, || ffi::PMPI_Ibarrier(comm, request)) }
+    unsafe {
+        queue_or(comm, queued, to, |request| {
+            ffi::PMPI_Ibarrier(comm, request)
+        })
+    }
 }
 
-/// `MPI_Ibcast`.
+/// The broadcast: checks and the operation, or `None` for the real MPI.
 ///
 /// # Safety
-/// As `MPI_Ibcast`.
-pub unsafe fn ibcast(
+/// The caller's buffer.
+unsafe fn bcast(
     buf: *mut c_void,
     count: c_int,
     dt: ffi::MPI_Datatype,
     root: c_int,
     comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    crate::profile::data(count as i64, dt);
-    let queued = nb_node(comm).and_then(|node| {
+) -> Option<(&'static Node, Kind)> {
+    nb_node(comm).and_then(|node| {
         let (b, r) = (Buf::new(buf, count, dt)?, rank_ok(root, node.n)?);
         if b.bytes() > node.inline_max {
             return None;
@@ -79,10 +96,27 @@ pub unsafe fn ibcast(
             }
         };
         Some((node, kind))
-    });
+    })
+}
+
+/// `MPI_Ibcast`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Ibcast`; `to` as [`queue_or`]'s.
+pub(super) unsafe fn ibcast_to(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    // SAFETY: the caller's buffer.
+    let queued = unsafe { bcast(buf, count, dt, root, comm) };
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
-        queue_or(comm, queued, request, || {
+        queue_or(comm, queued, to, |request| {
             ffi::PMPI_Ibcast(buf, count, dt, root, comm, request)
         })
     }
@@ -155,12 +189,12 @@ fn reduction(
     ))
 }
 
-/// `MPI_Ireduce`.
+/// `MPI_Ireduce`, its request new or a persistent one being started (`to`).
 ///
 /// # Safety
-/// As `MPI_Ireduce`.
+/// As `MPI_Ireduce`; `to` as [`queue_or`]'s.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ireduce(
+pub(super) unsafe fn ireduce_to(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
@@ -168,36 +202,36 @@ pub unsafe fn ireduce(
     op: ffi::MPI_Op,
     root: c_int,
     comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
+    to: To,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
     let queued = reduction(comm, sbuf, rbuf, count, dt, op, Some(root));
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
-        queue_or(comm, queued, request, || {
+        queue_or(comm, queued, to, |request| {
             ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request)
         })
     }
 }
 
-/// `MPI_Iallreduce`.
+/// `MPI_Iallreduce`, its request new or a persistent one being started (`to`).
 ///
 /// # Safety
-/// As `MPI_Iallreduce`.
-pub unsafe fn iallreduce(
+/// As `MPI_Iallreduce`; `to` as [`queue_or`]'s.
+pub(super) unsafe fn iallreduce_to(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
     dt: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
+    to: To,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
     let queued = reduction(comm, sbuf, rbuf, count, dt, op, None);
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
-        queue_or(comm, queued, request, || {
+        queue_or(comm, queued, to, |request| {
             ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request)
         })
     }
@@ -364,6 +398,212 @@ unsafe fn blocks(
     Some((node, kind))
 }
 
+/// `MPI_Igather`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Igather`; `to` as [`queue_or`]'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn igather_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        );
+        queue_or(comm, op, to, |request| {
+            ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+        })
+    }
+}
+
+/// `MPI_Iallgather`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Iallgather`; `to` as [`queue_or`]'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iallgather_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
+            How::Gather,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        );
+        queue_or(comm, op, to, |request| {
+            ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
+        })
+    }
+}
+
+/// `MPI_Ialltoall`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Ialltoall`; `to` as [`queue_or`]'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ialltoall_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
+            How::Alltoall,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            None,
+        );
+        queue_or(comm, op, to, |request| {
+            ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
+        })
+    }
+}
+
+/// `MPI_Iscatter`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Iscatter`; `to` as [`queue_or`]'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iscatter_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        let op = blocks(
+            How::Scatter,
+            comm,
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            Some(root),
+        );
+        queue_or(comm, op, to, |request| {
+            ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
+        })
+    }
+}
+
+// The entry points: each call's request is new, written to its
+// out-pointer.
+
+/// `MPI_Ibarrier`.
+///
+/// # Safety
+/// As `MPI_Ibarrier`.
+pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { ibarrier_to(comm, To::New(request)) }
+}
+
+/// `MPI_Ibcast`.
+///
+/// # Safety
+/// As `MPI_Ibcast`.
+pub unsafe fn ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { ibcast_to(buf, count, dt, root, comm, To::New(request)) }
+}
+
+/// `MPI_Ireduce`.
+///
+/// # Safety
+/// As `MPI_Ireduce`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ireduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { ireduce_to(sbuf, rbuf, count, dt, op, root, comm, To::New(request)) }
+}
+
+/// `MPI_Iallreduce`.
+///
+/// # Safety
+/// As `MPI_Iallreduce`.
+pub unsafe fn iallreduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { iallreduce_to(sbuf, rbuf, count, dt, op, comm, To::New(request)) }
+}
+
 /// `MPI_Igather`.
 ///
 /// # Safety
@@ -380,23 +620,19 @@ pub unsafe fn igather(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    // SAFETY: the caller's arguments.
     unsafe {
-        let op = blocks(
-            How::Gather,
-            comm,
+        igather_to(
             sbuf,
             scount,
             sdt,
             rbuf,
             rcount,
             rdt,
-            Some(root),
-        );
-        queue_or(comm, op, request, || {
-            ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-        })
+            root,
+            comm,
+            To::New(request),
+        )
     }
 }
 
@@ -415,24 +651,8 @@ pub unsafe fn iallgather(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Gather,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            None,
-        );
-        queue_or(comm, op, request, || {
-            ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
-        })
-    }
+    // SAFETY: the caller's arguments.
+    unsafe { iallgather_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
 /// `MPI_Ialltoall`.
@@ -450,24 +670,8 @@ pub unsafe fn ialltoall(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Alltoall,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            None,
-        );
-        queue_or(comm, op, request, || {
-            ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
-        })
-    }
+    // SAFETY: the caller's arguments.
+    unsafe { ialltoall_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
 /// `MPI_Iscatter`.
@@ -486,22 +690,99 @@ pub unsafe fn iscatter(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(rcount as i64, rdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    // SAFETY: the caller's arguments.
     unsafe {
-        let op = blocks(
-            How::Scatter,
-            comm,
+        iscatter_to(
             sbuf,
             scount,
             sdt,
             rbuf,
             rcount,
             rdt,
-            Some(root),
-        );
-        queue_or(comm, op, request, || {
-            ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-        })
+            root,
+            comm,
+            To::New(request),
+        )
+    }
+}
+
+/// The operation persistent collective `a` stands for, planned now, or
+/// `None` for the real MPI (see `persist`).
+///
+/// # Safety
+/// `a` holds the program's arguments of the initialisation.
+#[cfg(heapmpi_mpi4)]
+unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
+    use super::persist::*;
+    let root = Some(a.root);
+    // SAFETY: per the contract.
+    unsafe {
+        match a.call {
+            BARRIER => nb_node(a.comm).map(|node| (node, Kind::Barrier)),
+            BCAST => bcast(a.rbuf, a.scount, a.sdt, a.root, a.comm),
+            REDUCE => reduction(a.comm, a.sbuf, a.rbuf, a.scount, a.sdt, a.op, root),
+            ALLREDUCE => reduction(a.comm, a.sbuf, a.rbuf, a.scount, a.sdt, a.op, None),
+            GATHER | ALLGATHER | ALLTOALL | SCATTER => {
+                let (how, root) = match a.call {
+                    GATHER => (How::Gather, root),
+                    ALLGATHER => (How::Gather, None),
+                    ALLTOALL => (How::Alltoall, None),
+                    _ => (How::Scatter, root),
+                };
+                blocks(
+                    how, a.comm, a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, root,
+                )
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether persistent collective `a` would run on the heap now (its
+/// operation is planned and dropped).
+///
+/// # Safety
+/// As [`plan`].
+#[cfg(heapmpi_mpi4)]
+pub(super) unsafe fn would_queue(a: &CollArgs) -> bool {
+    // SAFETY: per the contract.
+    match unsafe { plan(a) } {
+        Some((_, kind)) => {
+            super::release(&kind);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Starts persistent collective `a` over slot `slot`: on the heap as the
+/// nonblocking call would run, else the real MPI's nonblocking call. A
+/// broadcast keeps its buffer in `rbuf`, its count and type in `scount`
+/// and `sdt`.
+///
+/// # Safety
+/// As [`plan`]; `slot` is the inactive persistent request of `a`.
+#[cfg(heapmpi_mpi4)]
+pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
+    use super::persist::*;
+    let to = To::Slot(slot);
+    let c = a.comm;
+    // SAFETY: per the contract; each real call forwards the arguments.
+    unsafe {
+        match a.call {
+            BARRIER => ibarrier_to(c, to),
+            BCAST => ibcast_to(a.rbuf, a.scount, a.sdt, a.root, c, to),
+            REDUCE => ireduce_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, a.root, c, to),
+            ALLREDUCE => iallreduce_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, to),
+            GATHER => igather_to(
+                a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
+            ),
+            ALLGATHER => iallgather_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to),
+            ALLTOALL => ialltoall_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to),
+            SCATTER => iscatter_to(
+                a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
+            ),
+            _ => ffi::MPI_ERR_INTERN as c_int,
+        }
     }
 }

@@ -41,8 +41,15 @@
 //! collective; until then its calls go to the real MPI.
 
 mod calls;
+#[cfg(heapmpi_mpi4)]
+mod persist;
 
 pub use calls::{iallgather, iallreduce, ialltoall, ibarrier, ibcast, igather, ireduce, iscatter};
+#[cfg(heapmpi_mpi4)]
+pub use persist::{
+    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
+    reduce_init, scatter_init,
+};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -181,6 +188,8 @@ fn try_lock() -> Option<MutexGuard<'static, State>> {
 pub fn start() {
     crate::p2p::engine::set_coll_progress(progress);
     crate::comm::node::set_idle_work(idle);
+    #[cfg(heapmpi_mpi4)]
+    persist::start();
 }
 
 /// Whether nonblocking collectives can run here at all: they need
@@ -201,34 +210,58 @@ fn nb_node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
     info(comm)?.nb.get()?.as_ref()
 }
 
-/// Queues `kind` on `node` under a new request written to `request`, and
-/// tries to start it. False: no request slot (make the real call).
+/// Where a nonblocking collective's request goes.
+#[derive(Clone, Copy)]
+pub(super) enum To {
+    /// A new request, written to the caller's out-pointer.
+    New(*mut ffi::MPI_Request),
+    /// Persistent request slot `i` (`MPI_*_init`), being started.
+    #[cfg_attr(not(heapmpi_mpi4), allow(dead_code))]
+    Slot(u32),
+}
+
+/// Frees the datatype duplicate `kind` holds for its receive (it will not
+/// run).
+fn release(kind: &Kind) {
+    let held = match kind {
+        Kind::Bcast { held, .. } => *held,
+        Kind::Blocks { recv: Some(r), .. } => r.held,
+        _ => None,
+    };
+    if let Some(mut t) = held {
+        // SAFETY: our duplicate, unused.
+        unsafe { ffi::PMPI_Type_free(&mut t) };
+    }
+}
+
+/// Queues `kind` on `node` under the request `to` names (a new one is
+/// written to its out-pointer), and tries to start it. False: no request
+/// slot, or the persistent one is not inactive (make the real call).
 ///
 /// # Safety
-/// `request` is the caller's out-pointer; the buffers in `kind` stay the
+/// `to`'s out-pointer is the caller's; the buffers in `kind` stay the
 /// caller's until the request completes.
-unsafe fn post(
-    node: &'static Node,
-    comm: ffi::MPI_Comm,
-    kind: Kind,
-    request: *mut ffi::MPI_Request,
-) -> bool {
+unsafe fn post(node: &'static Node, comm: ffi::MPI_Comm, kind: Kind, to: To) -> bool {
     // The engine's lock is taken and left before ours: the engine calls
     // `progress` under its own, so ours is never held while taking it.
-    let Some((slot, handle)) = crate::p2p::api::coll_request(comm) else {
-        let held = match &kind {
-            Kind::Bcast { held, .. } => *held,
-            Kind::Blocks { recv: Some(r), .. } => r.held,
-            _ => None,
-        };
-        if let Some(mut t) = held {
-            // SAFETY: our duplicate, unused.
-            unsafe { ffi::PMPI_Type_free(&mut t) };
+    let slot = match to {
+        To::New(request) => {
+            let Some((slot, handle)) = crate::p2p::api::coll_request(comm) else {
+                release(&kind);
+                return false;
+            };
+            // SAFETY: the caller's out-pointer.
+            unsafe { *request = handle };
+            slot
         }
-        return false;
+        To::Slot(i) => {
+            if !crate::p2p::api::coll_activate(i) {
+                release(&kind);
+                return false;
+            }
+            i
+        }
     };
-    // SAFETY: the caller's out-pointer.
-    unsafe { *request = handle };
     let mut st = lock();
     // Steps are taken in call order, under the lock (threads may call on
     // different communicators at once; MPI forbids it on one).

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use mpi_sys as ffi;
 
 use super::engine::{
-    self, backoff, Engine, Mode, Op, Persist, RecvSpec, SendSpec, Sent, St, State,
+    self, backoff, CollArgs, Engine, Mode, Op, Persist, RecvSpec, SendSpec, Sent, St, State,
 };
 use super::status_rules::{self, Call};
 use crate::comm::CommInfo;

@@ -115,6 +115,61 @@ pub unsafe fn recv_init(
     unsafe { ffi::PMPI_Recv_init(buf, count, dtype, src, tag, comm, request) }
 }
 
+/// The collectives' layer's start of a persistent collective:
+/// `f(args, slot)` starts the operation of slot `slot` (inactive) and
+/// makes it active through [`coll_activate`] or [`coll_activate_real`].
+/// Called without the engine held. Registered once at start.
+type CollStart = fn(CollArgs, u32) -> c_int;
+static COLL_START: std::sync::OnceLock<CollStart> = std::sync::OnceLock::new();
+
+/// Registers the persistent collectives' start (see [`COLL_START`]).
+pub fn set_coll_start(f: CollStart) {
+    let _ = COLL_START.set(f);
+}
+
+/// A new inactive persistent request for the collective `args`
+/// describes, holding `held` (duplicates of the derived datatypes in
+/// `args`, freed with the slot); `None` when heapmpi's requests are off or
+/// every handle is in use (the caller then frees `held` and makes the real
+/// call).
+pub fn coll_persistent(
+    args: CollArgs,
+    held: &[ffi::MPI_Datatype],
+) -> Option<(u32, ffi::MPI_Request)> {
+    if !engine::enabled() || !handles_ok() {
+        return None;
+    }
+    let mut e = engine::lock();
+    let i = new_persistent(&mut e, args.comm, |_, _| Persist::Coll(args))?;
+    for &t in held {
+        e.hold_type(i, t);
+    }
+    Some((i, enc_req(i)))
+}
+
+/// Makes inactive persistent collective `i` active as a nonblocking
+/// collective of the collectives' layer (see `engine::set_coll_progress`).
+/// False if it is not an inactive persistent request.
+pub fn coll_activate(i: u32) -> bool {
+    let mut e = engine::lock();
+    match e.req(i as usize) {
+        Some(r) if matches!(r.state, State::Inactive) && r.ext.persist.is_some() => {
+            r.state = State::Op(Op::Coll { since: 0, rung: 0 });
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Makes inactive persistent collective `i` active as the real MPI's
+/// request `inner` (its start went to the real MPI).
+pub fn coll_activate_real(i: u32, inner: ffi::MPI_Request) {
+    let mut e = engine::lock();
+    if let Some(r) = e.req(i as usize) {
+        r.state = State::Real(inner);
+    }
+}
+
 /// Starts persistent heapmpi request `i`.
 pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
     let Some(r) = e.req(i as usize) else {
@@ -124,6 +179,8 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
         return ffi::MPI_ERR_REQUEST as c_int;
     };
     match p {
+        // Started by `start` without the engine held.
+        Persist::Coll(_) => return ffi::MPI_ERR_INTERN as c_int,
         Persist::Send(s) => {
             if s.mode == Mode::Buffered && !bsend::room(dt::packed_size(s.count, &s.dt)) {
                 return ffi::MPI_ERR_BUFFER as c_int;
@@ -199,6 +256,18 @@ pub unsafe fn start(request: *mut ffi::MPI_Request) -> c_int {
     };
     let mut e = engine::lock();
     let comm = e.req(i as usize).map(|r| r.comm);
+    // A persistent collective is started by the collectives' layer, which
+    // takes the engine itself (and may call the MPI library).
+    let coll = e
+        .req(i as usize)
+        .and_then(|r| match r.ext.persist.as_deref() {
+            Some(Persist::Coll(a)) if matches!(r.state, State::Inactive) => Some(*a),
+            _ => None,
+        });
+    if let (Some(a), Some(c), Some(f)) = (coll, comm, COLL_START.get()) {
+        drop(e);
+        return raise(c, f(a, i));
+    }
     let rc = start_ours(&mut e, i);
     drop(e);
     match comm {

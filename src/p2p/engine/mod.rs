@@ -46,7 +46,7 @@ mod req;
 mod send;
 mod synergy;
 
-use core::ffi::c_int;
+use core::ffi::{c_int, c_void};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -173,6 +173,37 @@ pub enum Persist {
     Send(SendSpec),
     /// `MPI_Recv_init`.
     Recv(RecvSpec),
+    /// An MPI-4 persistent collective (`MPI_*_init`), started by the
+    /// collectives' layer (see `api::set_coll_start`).
+    Coll(CollArgs),
+}
+
+/// A persistent collective's arguments as the collectives' layer keeps
+/// them in the request (`call` is its own code for the routine); each
+/// start hands them back to it. Plain values: the buffers are the
+/// program's, a derived datatype is a duplicate held by the slot.
+#[derive(Clone, Copy)]
+pub struct CollArgs {
+    /// Which routine (the collectives' layer's numbering).
+    pub call: u8,
+    /// Send buffer.
+    pub sbuf: *const c_void,
+    /// Send count.
+    pub scount: c_int,
+    /// Send datatype.
+    pub sdt: ffi::MPI_Datatype,
+    /// Receive buffer.
+    pub rbuf: *mut c_void,
+    /// Receive count.
+    pub rcount: c_int,
+    /// Receive datatype.
+    pub rdt: ffi::MPI_Datatype,
+    /// Reduction operation.
+    pub op: ffi::MPI_Op,
+    /// Root.
+    pub root: c_int,
+    /// Communicator.
+    pub comm: ffi::MPI_Comm,
 }
 
 /// A posted receive.

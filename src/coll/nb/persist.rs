@@ -1,0 +1,391 @@
+//! MPI-4 persistent collectives (`MPI_Barrier_init`, `Bcast_init`,
+//! `Reduce_init`, `Allreduce_init`, `Gather_init`, `Allgather_init`,
+//! `Alltoall_init`, `Scatter_init`) on communicators inside one node.
+//!
+//! A persistent collective is a nonblocking one whose arguments are fixed
+//! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
+//! model is exactly "the nonblocking call, bound once"), so it is built
+//! from this module's parent: the initialisation keeps the arguments in a
+//! heapmpi persistent request (`p2p::api::coll_persistent`), and each
+//! `MPI_Start` makes the nonblocking call's decision and operation over
+//! that request's slot instead of a new one. A start whose operation
+//! cannot run on the heap (the same reasons as the nonblocking call's)
+//! starts the real MPI's nonblocking collective, which the slot then
+//! stands for until it completes; since the decision depends only on
+//! arguments every member agrees on, all members start alike. The
+//! initialisation takes the heap path only where the arguments qualify
+//! now (so bad arguments get the real MPI's error from the `_init` call,
+//! as stock); otherwise it is the real MPI's `MPI_*_init`. Derived
+//! datatypes are duplicated at the initialisation and held by the slot,
+//! so the program may free its own.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::super::{in_place, to_real};
+use super::calls;
+use crate::p2p::engine::CollArgs;
+
+/// The routines, as [`CollArgs::call`] numbers them.
+pub(super) const BARRIER: u8 = 0;
+pub(super) const BCAST: u8 = 1;
+pub(super) const REDUCE: u8 = 2;
+pub(super) const ALLREDUCE: u8 = 3;
+pub(super) const GATHER: u8 = 4;
+pub(super) const ALLGATHER: u8 = 5;
+pub(super) const ALLTOALL: u8 = 6;
+pub(super) const SCATTER: u8 = 7;
+
+/// Registers the start of persistent collectives with the requests' layer.
+pub(super) fn start() {
+    crate::p2p::api::set_coll_start(start_one);
+}
+
+/// The requests' layer's hook: starts the collective of slot `slot`.
+fn start_one(a: CollArgs, slot: u32) -> c_int {
+    // SAFETY: the arguments the program gave at the initialisation, valid
+    // while the request lives (its buffers are the program's, as for any
+    // persistent request; derived types are the slot's duplicates).
+    unsafe { calls::start_persistent(a, slot) }
+}
+
+/// Which datatypes of `a` this member uses (send, receive): the others may
+/// be anything (a non-root's receive arguments of a gather, say) and are
+/// never looked at.
+fn types_used(a: &CollArgs) -> (bool, bool) {
+    let mut rank: c_int = -1;
+    // SAFETY: a valid communicator (the caller found its node state) and
+    // an out-pointer.
+    unsafe { ffi::PMPI_Comm_rank(a.comm, &mut rank) };
+    let root = rank == a.root;
+    match a.call {
+        BCAST => (true, false),
+        GATHER => (!(root && a.sbuf == in_place()), root),
+        ALLGATHER | ALLTOALL => (a.sbuf != in_place(), true),
+        SCATTER => (root, !(root && core::ptr::eq(a.rbuf, in_place()))),
+        // Barrier; reductions take predefined types only.
+        _ => (false, false),
+    }
+}
+
+/// A duplicate of `t` if it is a derived datatype (`None`: predefined, or
+/// the duplicate failed, `Some(Err)`).
+fn dup_derived(t: ffi::MPI_Datatype) -> Option<Result<ffi::MPI_Datatype, ()>> {
+    if crate::dt::layout(t)?.d.named {
+        return None;
+    }
+    // SAFETY: reading an MPI constant.
+    let mut d = unsafe { ffi::RSMPI_DATATYPE_NULL };
+    // SAFETY: a valid committed datatype (its layout was read), an
+    // out-pointer.
+    Some(if unsafe { ffi::PMPI_Type_dup(t, &mut d) } == 0 {
+        Ok(d)
+    } else {
+        Err(())
+    })
+}
+
+/// The initialisation: a heapmpi persistent request for `a` if its
+/// operation would run on the heap now, else `real` (the real
+/// `MPI_*_init`, unchanged).
+///
+/// # Safety
+/// `a` holds the caller's arguments; `request` is its out-pointer.
+unsafe fn init(
+    mut a: CollArgs,
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (only checked: the operation built
+    // is dropped unstarted).
+    if unsafe { calls::would_queue(&a) } {
+        let (s, r) = types_used(&a);
+        let mut held = Vec::new();
+        let mut ok = true;
+        for (used, t) in [(s, &mut a.sdt), (r, &mut a.rdt)] {
+            if !used {
+                continue;
+            }
+            match dup_derived(*t) {
+                Some(Ok(d)) => {
+                    held.push(d);
+                    *t = d;
+                }
+                Some(Err(())) => ok = false,
+                None => {}
+            }
+        }
+        if ok {
+            if let Some((_, h)) = crate::p2p::api::coll_persistent(a, &held) {
+                // SAFETY: the caller's out-pointer.
+                unsafe { *request = h };
+                return 0;
+            }
+        }
+        for mut t in held {
+            // SAFETY: our duplicate, unused.
+            unsafe { ffi::PMPI_Type_free(&mut t) };
+        }
+    }
+    to_real(real)
+}
+
+/// The arguments of a routine without some of them.
+fn args(call: u8, comm: ffi::MPI_Comm) -> CollArgs {
+    // SAFETY: reading an MPI constant.
+    let dnull = unsafe { ffi::RSMPI_DATATYPE_NULL };
+    let onull = crate::op::op_null();
+    CollArgs {
+        call,
+        sbuf: core::ptr::null(),
+        scount: 0,
+        sdt: dnull,
+        rbuf: core::ptr::null_mut(),
+        rcount: 0,
+        rdt: dnull,
+        op: onull,
+        root: 0,
+        comm,
+    }
+}
+
+/// `MPI_Barrier_init`.
+///
+/// # Safety
+/// As `MPI_Barrier_init`.
+pub unsafe fn barrier_init(
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(args(BARRIER, comm), request, || {
+            ffi::PMPI_Barrier_init(comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Bcast_init`.
+///
+/// # Safety
+/// As `MPI_Bcast_init`.
+pub unsafe fn bcast_init(
+    buf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        rbuf: buf,
+        scount: count,
+        sdt: dt,
+        root,
+        ..args(BCAST, comm)
+    };
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Bcast_init(buf, count, dt, root, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Reduce_init`.
+///
+/// # Safety
+/// As `MPI_Reduce_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        rbuf,
+        scount: count,
+        sdt: dt,
+        op,
+        root,
+        ..args(REDUCE, comm)
+    };
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Reduce_init(sbuf, rbuf, count, dt, op, root, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Allreduce_init`.
+///
+/// # Safety
+/// As `MPI_Allreduce_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allreduce_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        rbuf,
+        scount: count,
+        sdt: dt,
+        op,
+        ..args(ALLREDUCE, comm)
+    };
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Allreduce_init(sbuf, rbuf, count, dt, op, comm, info, request)
+        })
+    }
+}
+
+/// The gathers', all-to-all's and scatter's arguments.
+#[allow(clippy::too_many_arguments)]
+fn blocks_args(
+    call: u8,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> CollArgs {
+    CollArgs {
+        sbuf,
+        scount,
+        sdt,
+        rbuf,
+        rcount,
+        rdt,
+        root,
+        ..args(call, comm)
+    }
+}
+
+/// `MPI_Gather_init`.
+///
+/// # Safety
+/// As `MPI_Gather_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gather_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(GATHER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Gather_init(
+                sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, request,
+            )
+        })
+    }
+}
+
+/// `MPI_Allgather_init`.
+///
+/// # Safety
+/// As `MPI_Allgather_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allgather_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Alltoall_init`.
+///
+/// # Safety
+/// As `MPI_Alltoall_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoall_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Alltoall_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Scatter_init`.
+///
+/// # Safety
+/// As `MPI_Scatter_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatter_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(SCATTER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Scatter_init(
+                sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, request,
+            )
+        })
+    }
+}
