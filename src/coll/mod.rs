@@ -62,7 +62,10 @@ pub use nb::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
     reduce_init, scatter_init,
 };
-pub use nb::{iallgather, iallreduce, ialltoall, ibarrier, ibcast, igather, ireduce, iscatter};
+pub use nb::{
+    iallgather, iallreduce, ialltoall, ibarrier, ibcast, iexscan, igather, ireduce,
+    ireduce_scatter_block, iscan, iscatter,
+};
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,

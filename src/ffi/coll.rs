@@ -38,6 +38,21 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::ibcast(buf, count, dt, root, comm, request) }
     }
+    /// `MPI_Iscan`.
+    fn MPI_Iscan(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iscan(sbuf, rbuf, count, dt, op, comm, request) }
+    }
+    /// `MPI_Iexscan`.
+    fn MPI_Iexscan(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iexscan(sbuf, rbuf, count, dt, op, comm, request) }
+    }
+    /// `MPI_Ireduce_scatter_block`.
+    fn MPI_Ireduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, request) }
+    }
     /// `MPI_Ireduce`.
     fn MPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

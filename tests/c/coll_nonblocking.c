@@ -58,6 +58,12 @@
  *     Waited for in reverse order (later operations complete first);
  *     every block and the guard after the buffer checked.
  *
+ *  H. Iscan, Iexscan and Ireduce_scatter_block on MPI_COMM_WORLD with the
+ *     operations and types of A, counts 0, 1, 3, 33, 100 (per block),
+ *     in place and not, the counts of one case posted together and waited
+ *     for in reverse order: results (not Iexscan's on rank 0, which MPI
+ *     leaves undefined), the guard after them and the send buffers.
+ *
  * MAX / MIN values of MPI_UNSIGNED keep their top bit clear under MPICH
  * (it compares them as signed), so those checksums differ between the MPIs.
  *
@@ -847,6 +853,111 @@ static void blocks_all(void)
     out_flush();
 }
 
+/* ---- H. Iscan, Iexscan, Ireduce_scatter_block ---- */
+
+static const char *FN[3] = {"Iscan", "Iexscan", "Ireduce_scatter_block"};
+
+/* Element j of member r's result of fold kind k (0 scan, 1 exscan, 2
+ * reduce-scatter-block of cnt per block) into *out; 0 when r has none. */
+static int fold_ref(int k, int t, int o, uint64_t s, int r, int n, size_t cnt, size_t j,
+                    unsigned char *out)
+{
+    unsigned char e[8];
+    int lo = 0, hi = k == 0 ? r : k == 1 ? r - 1 : n - 1;
+    size_t idx = k == 2 ? (size_t)r * cnt + j : j;
+    if (hi < lo)
+        return 0;
+    gen(t, o, s, hi, idx, out);
+    for (int m = hi - 1; m >= lo; m--) {
+        gen(t, o, s, m, idx, e);
+        fold(t, o, e, out);
+    }
+    return 1;
+}
+
+static void scans(void)
+{
+    static const size_t cnts[] = {0, 1, 3, 33, 100};
+    enum { NC = sizeof cnts / sizeof cnts[0] };
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "H %s", FN[k]);
+        section(name);
+        uint64_t h = 0;
+        int good = 0, total = 0;
+        for (int t = 0; t < NT; t++)
+            for (int o = 0; o < NO; o++) {
+                if (t == T_DBL && o != O_SUM && o != O_MAX)
+                    continue;
+                for (int ip = 0; ip < 2; ip++) {
+                    /* Every count of one (type, operation, form) posted,
+                     * then waited for in reverse order. */
+                    unsigned char *sb[NC], *rb[NC];
+                    MPI_Request rq[NC];
+                    for (int c = 0; c < NC; c++) {
+                        const size_t z = TSIZE[t], cnt = cnts[c];
+                        const size_t in = (k == 2 ? (size_t)g_n : 1) * cnt;
+                        const uint64_t sd = seed6(8, (uint64_t)k, (uint64_t)t, (uint64_t)o,
+                                                  (uint64_t)ip, (uint64_t)c);
+                        sb[c] = must(malloc(in * z + 8), "malloc", in * z);
+                        rb[c] = must(malloc(in * z + 8), "malloc", in * z);
+                        for (size_t j = 0; j < in; j++)
+                            gen(t, o, sd, g_me, j, sb[c] + j * z);
+                        const size_t rn = ip ? in : cnt;
+                        if (ip)
+                            memcpy(rb[c], sb[c], in * z);
+                        else
+                            memset(rb[c], 0xEE, rn * z);
+                        memset(rb[c] + rn * z, GUARD, 8);
+                        void *sp = ip ? MPI_IN_PLACE : sb[c];
+                        if (k == 0)
+                            MPI_OK(MPI_Iscan(sp, rb[c], (int)cnt, TDT[t], MOP[o], MPI_COMM_WORLD,
+                                             &rq[c]));
+                        else if (k == 1)
+                            MPI_OK(MPI_Iexscan(sp, rb[c], (int)cnt, TDT[t], MOP[o],
+                                               MPI_COMM_WORLD, &rq[c]));
+                        else
+                            MPI_OK(MPI_Ireduce_scatter_block(sp, rb[c], (int)cnt, TDT[t],
+                                                             MOP[o], MPI_COMM_WORLD, &rq[c]));
+                    }
+                    for (int c = NC - 1; c >= 0; c--) {
+                        MPI_OK(MPI_Wait(&rq[c], MPI_STATUS_IGNORE));
+                        const size_t z = TSIZE[t], cnt = cnts[c];
+                        const size_t in = (k == 2 ? (size_t)g_n : 1) * cnt;
+                        const uint64_t sd = seed6(8, (uint64_t)k, (uint64_t)t, (uint64_t)o,
+                                                  (uint64_t)ip, (uint64_t)c);
+                        unsigned char ref[8];
+                        int ok = 1;
+                        for (size_t j = 0; j < cnt; j++)
+                            if (fold_ref(k, t, o, sd, g_me, g_n, cnt, j, ref)) {
+                                ok &= memcmp(ref, rb[c] + j * z, z) == 0;
+                                h = mix64(h, hash_bytes(0, ref, z));
+                            }
+                        const size_t rn = ip ? in : cnt;
+                        for (int g = 0; g < 8; g++)
+                            ok &= rb[c][rn * z + (size_t)g] == GUARD;
+                        if (!ip) {
+                            unsigned char e[8];
+                            for (size_t j = 0; j < in; j++) {
+                                gen(t, o, sd, g_me, j, e);
+                                ok &= memcmp(e, sb[c] + j * z, z) == 0;
+                            }
+                        }
+                        CHECK(ok, "%s %s %s of %zu%s: wrong", FN[k], TNAME[t], ONAME[o], cnt,
+                              ip ? ", in place" : "");
+                        good += ok;
+                        total++;
+                        free(sb[c]);
+                        free(rb[c]);
+                    }
+                }
+            }
+        out("%s, counts 0 .. 100, in place and not: %d of %d right, checksum %016llx", name,
+            good, total, (unsigned long long)h);
+    }
+    out_flush();
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -863,5 +974,6 @@ int main(int argc, char **argv)
     dup_while_waiting();
     errors();
     blocks_all();
+    scans();
     return coll_finish("nonblocking", rank, size);
 }

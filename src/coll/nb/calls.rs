@@ -7,7 +7,7 @@ use mpi_sys as ffi;
 
 use super::super::op::Reducer;
 use super::super::{in_place, rank_ok, to_real, Buf};
-use super::{nb_node, post, How, Kind, Recv, To};
+use super::{nb_node, post, Fold, How, Kind, Recv, To};
 use crate::comm::node::Node;
 use crate::dt;
 #[cfg(heapmpi_mpi4)]
@@ -130,7 +130,9 @@ fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
     (unsafe { ffi::PMPI_Type_dup(dt, &mut t) } == 0).then_some(t)
 }
 
-/// The reductions' common checks: the block, and what to reduce.
+/// The reductions' common checks: the block, and what to reduce. `count`
+/// is the elements each member receives (for `Fold::Block`, one of the
+/// `n` blocks of every contribution).
 #[allow(clippy::too_many_arguments)]
 fn reduction(
     comm: ffi::MPI_Comm,
@@ -140,6 +142,7 @@ fn reduction(
     dt: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
     root: Option<c_int>,
+    fold: Fold,
 ) -> Option<(&'static Node, Kind)> {
     let node = nb_node(comm)?;
     if count < 0 {
@@ -158,15 +161,19 @@ fn reduction(
         return None;
     }
     let count = count as usize;
-    let bytes = count * l.d.size;
+    let blocks = if fold == Fold::Block { node.n } else { 1 };
+    let bytes = count * l.d.size * blocks;
     if bytes > node.inline_max {
         return None;
     }
-    let receives = root.is_none_or(|r| r == node.me);
+    let receives = match fold {
+        Fold::Exscan => node.me != 0,
+        _ => root.is_none_or(|r| r == node.me),
+    };
     let send = if sbuf == in_place() {
         // In place: the root's (or everyone's) data is in the receive
         // buffer; elsewhere MPI_IN_PLACE is not a valid send buffer.
-        if !receives {
+        if root.is_some_and(|r| r != node.me) {
             return None;
         }
         rbuf as *const u8
@@ -185,6 +192,7 @@ fn reduction(
             count,
             bytes,
             red,
+            fold,
         },
     ))
 }
@@ -205,7 +213,7 @@ pub(super) unsafe fn ireduce_to(
     to: To,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
-    let queued = reduction(comm, sbuf, rbuf, count, dt, op, Some(root));
+    let queued = reduction(comm, sbuf, rbuf, count, dt, op, Some(root), Fold::All);
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
         queue_or(comm, queued, to, |request| {
@@ -228,11 +236,39 @@ pub(super) unsafe fn iallreduce_to(
     to: To,
 ) -> c_int {
     crate::profile::data(count as i64, dt);
-    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None);
+    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::All);
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
         queue_or(comm, queued, to, |request| {
             ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request)
+        })
+    }
+}
+
+/// `MPI_Iscan`, `MPI_Iexscan` (`fold` `Scan`, `Exscan`) and
+/// `MPI_Ireduce_scatter_block` (`Block`, `count` per block).
+///
+/// # Safety
+/// As those calls; `to` as [`queue_or`]'s.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ifold_to(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    fold: Fold,
+    to: To,
+) -> c_int {
+    crate::profile::data(count as i64, dt);
+    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None, fold);
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        queue_or(comm, queued, to, |request| match fold {
+            Fold::Scan => ffi::PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, request),
+            Fold::Exscan => ffi::PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, request),
+            _ => ffi::PMPI_Ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, request),
         })
     }
 }
@@ -720,8 +756,26 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
         match a.call {
             BARRIER => nb_node(a.comm).map(|node| (node, Kind::Barrier)),
             BCAST => bcast(a.rbuf, a.scount, a.sdt, a.root, a.comm),
-            REDUCE => reduction(a.comm, a.sbuf, a.rbuf, a.scount, a.sdt, a.op, root),
-            ALLREDUCE => reduction(a.comm, a.sbuf, a.rbuf, a.scount, a.sdt, a.op, None),
+            REDUCE => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                root,
+                Fold::All,
+            ),
+            ALLREDUCE => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::All,
+            ),
             GATHER | ALLGATHER | ALLTOALL | SCATTER => {
                 let (how, root) = match a.call {
                     GATHER => (How::Gather, root),
@@ -784,5 +838,89 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
             ),
             _ => ffi::MPI_ERR_INTERN as c_int,
         }
+    }
+}
+
+/// `MPI_Iscan`.
+///
+/// # Safety
+/// As `MPI_Iscan`.
+pub unsafe fn iscan(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        ifold_to(
+            sbuf,
+            rbuf,
+            count,
+            dt,
+            op,
+            comm,
+            Fold::Scan,
+            To::New(request),
+        )
+    }
+}
+
+/// `MPI_Iexscan`.
+///
+/// # Safety
+/// As `MPI_Iexscan`.
+pub unsafe fn iexscan(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        ifold_to(
+            sbuf,
+            rbuf,
+            count,
+            dt,
+            op,
+            comm,
+            Fold::Exscan,
+            To::New(request),
+        )
+    }
+}
+
+/// `MPI_Ireduce_scatter_block`.
+///
+/// # Safety
+/// As `MPI_Ireduce_scatter_block`.
+pub unsafe fn ireduce_scatter_block(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        ifold_to(
+            sbuf,
+            rbuf,
+            count,
+            dt,
+            op,
+            comm,
+            Fold::Block,
+            To::New(request),
+        )
     }
 }

@@ -44,7 +44,10 @@ mod calls;
 #[cfg(heapmpi_mpi4)]
 mod persist;
 
-pub use calls::{iallgather, iallreduce, ialltoall, ibarrier, ibcast, igather, ireduce, iscatter};
+pub use calls::{
+    iallgather, iallreduce, ialltoall, ibarrier, ibcast, iexscan, igather, ireduce,
+    ireduce_scatter_block, iscan, iscatter,
+};
 #[cfg(heapmpi_mpi4)]
 pub use persist::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
@@ -91,15 +94,34 @@ enum Kind {
         recv: Option<Recv>,
     },
     Reduce {
-        /// `None`: all-reduce.
+        /// `None`: every member receives.
         root: Option<usize>,
         /// The contribution (the receive buffer when in place).
         send: *const u8,
         recv: *mut u8,
+        /// Elements combined into `recv`.
         count: usize,
+        /// Bytes of each member's contribution.
         bytes: usize,
         red: Reducer,
+        /// Whose contributions, and which part of them.
+        fold: Fold,
     },
+}
+
+/// What a reduction combines into a member's result.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    /// Every member's whole contribution (reduce, all-reduce).
+    All,
+    /// Members 0 to this one (`MPI_Iscan`).
+    Scan,
+    /// Members before this one (`MPI_Iexscan`; member 0 receives
+    /// nothing).
+    Exscan,
+    /// Block `me` of every member's contribution of `n` blocks
+    /// (`MPI_Ireduce_scatter_block`).
+    Block,
 }
 
 /// How a [`Kind::Blocks`] operation moves its blocks.
@@ -536,22 +558,37 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
             count,
             bytes,
             red,
+            fold,
             ..
         } => {
-            if !all() {
+            // The members combined (0 to `last`), and where in their
+            // contributions the part this member receives starts.
+            let (last, off) = match fold {
+                Fold::All => (node.n - 1, 0),
+                Fold::Scan => (me, 0),
+                Fold::Exscan if me == 0 => return true,
+                Fold::Exscan => (me - 1, 0),
+                Fold::Block => (node.n - 1, me * (*bytes / node.n)),
+            };
+            if !(0..=last).all(|m| m == me || node.published(m, s).is_some()) {
                 return false;
             }
+            let part = if *fold == Fold::Block {
+                *bytes / node.n
+            } else {
+                *bytes
+            };
             // Contributions combined in rank order, last first:
-            // x0 op (x1 op (... op x(n-1))); the result is the same bits
+            // x0 op (x1 op (... op x(last))); the result is the same bits
             // in any order for the operations taken here.
-            let last = node.n - 1;
             // SAFETY: every member's cell holds `bytes` bytes of
-            // contribution until we finish; `recv` holds `count` elements
-            // (contiguous, checked at the call) and overlaps no cell.
+            // contribution until we finish, `off + part` of them within;
+            // `recv` holds `count` elements (`part` bytes, contiguous,
+            // checked at the call) and overlaps no cell.
             unsafe {
-                core::ptr::copy_nonoverlapping(node.data(last, s, *bytes), *recv, *bytes);
+                core::ptr::copy_nonoverlapping(node.data(last, s, *bytes).add(off), *recv, part);
                 for m in (0..last).rev() {
-                    red.apply(node.data(m, s, *bytes), *recv, *count);
+                    red.apply(node.data(m, s, *bytes).add(off), *recv, *count);
                 }
             }
             true
