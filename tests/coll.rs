@@ -219,7 +219,7 @@ fn coll_nonblocking_first() {
     );
 }
 
-/// MPI-4 persistent collectives (`tests/c/coll_persistent.c`): the eight
+/// MPI-4 persistent collectives (`tests/c/coll_persistent.c`): the eleven
 /// routines heapmpi runs, started many times with new data, by Startall
 /// and Start/Test, between other collectives, on WORLD, a duplicate and a
 /// split; a derived type freed after the initialisation, a count beyond

@@ -59,8 +59,8 @@ pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
 #[cfg(heapmpi_mpi4)]
 pub use nb::{
-    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
-    reduce_init, scatter_init,
+    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
+    gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 pub use nb::{
     iallgather, iallreduce, ialltoall, ibarrier, ibcast, iexscan, igather, ireduce,

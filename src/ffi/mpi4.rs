@@ -239,4 +239,19 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::scatter_init(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, req) }
     }
+    /// `MPI_Scan_init`.
+    fn MPI_Scan_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scan_init(sbuf, rbuf, count, dt, op, comm, info, req) }
+    }
+    /// `MPI_Exscan_init`.
+    fn MPI_Exscan_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::exscan_init(sbuf, rbuf, count, dt, op, comm, info, req) }
+    }
+    /// `MPI_Reduce_scatter_block_init`.
+    fn MPI_Reduce_scatter_block_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce_scatter_block_init(sbuf, rbuf, count, dt, op, comm, info, req) }
+    }
 }

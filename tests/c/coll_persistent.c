@@ -20,6 +20,10 @@
  *     started ROUNDS times with new data each time: by MPI_Startall and
  *     MPI_Waitall, then one by one with MPI_Start and a loop of MPI_Test;
  *     a blocking MPI_Allreduce and an MPI_Ibcast between rounds.
+ *  C. Scan_init (SUM), Exscan_init (MAX) and Reduce_scatter_block_init
+ *     (SUM, 2 ints per block) on MPI_COMM_WORLD, started ROUNDS times by
+ *     Startall with new data (Exscan's result on rank 0 is undefined and
+ *     not looked at).
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: the real MPI's path);
@@ -259,6 +263,51 @@ static void lifetimes(int rank, int size)
     free(br);
 }
 
+static void folds(int rank, int size)
+{
+    section("C scans");
+    int sc_s[2], sc_r[2], ex_s[2], ex_r[2], *rs_s, rs_r[2];
+    rs_s = must(malloc((size_t)size * 8), "malloc", (size_t)size * 8);
+    MPI_Request q[3];
+    MPI_OK(MPI_Scan_init(sc_s, sc_r, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]));
+    MPI_OK(MPI_Exscan_init(ex_s, ex_r, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &q[1]));
+    MPI_OK(MPI_Reduce_scatter_block_init(rs_s, rs_r, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                         MPI_INFO_NULL, &q[2]));
+    int good = 0;
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int i = 0; i < 2; i++) {
+            sc_s[i] = rank + round + i;
+            ex_s[i] = (rank * 5 + round + i) % 7;
+            sc_r[i] = ex_r[i] = rs_r[i] = -1;
+        }
+        for (int i = 0; i < 2 * size; i++)
+            rs_s[i] = rank * 100 + i + round;
+        MPI_OK(MPI_Startall(3, q));
+        MPI_OK(MPI_Waitall(3, q, MPI_STATUSES_IGNORE));
+        g_eligible += 3;
+        int ok = 1;
+        for (int i = 0; i < 2; i++) {
+            int sum = 0, mx = -1, rs = 0;
+            for (int r = 0; r <= rank; r++)
+                sum += r + round + i;
+            for (int r = 0; r < rank; r++) {
+                int v = (r * 5 + round + i) % 7;
+                mx = v > mx ? v : mx;
+            }
+            for (int r = 0; r < size; r++)
+                rs += r * 100 + 2 * rank + i + round;
+            ok &= sc_r[i] == sum && rs_r[i] == rs && (rank == 0 || ex_r[i] == mx);
+        }
+        CHECK(ok, "Scan/Exscan/Reduce_scatter_block round %d", round);
+        good += ok;
+    }
+    for (int k = 0; k < 3; k++)
+        MPI_OK(MPI_Request_free(&q[k]));
+    free(rs_s);
+    out("C Scan_init, Exscan_init, Reduce_scatter_block_init: %d of %d rounds right", good,
+        ROUNDS);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -275,6 +324,7 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &s));
     eight(s, "split");
     MPI_OK(MPI_Comm_free(&s));
+    folds(rank, size);
     lifetimes(rank, size);
     out("heap-eligible starts per rank: %d", g_eligible);
     return coll_finish("persistent", rank, size);

@@ -776,6 +776,36 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
                 None,
                 Fold::All,
             ),
+            SCAN => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Scan,
+            ),
+            EXSCAN => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Exscan,
+            ),
+            REDUCE_SCATTER_BLOCK => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Block,
+            ),
             GATHER | ALLGATHER | ALLTOALL | SCATTER => {
                 let (how, root) = match a.call {
                     GATHER => (How::Gather, root),
@@ -836,6 +866,11 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
             SCATTER => iscatter_to(
                 a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
             ),
+            SCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Scan, to),
+            EXSCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Exscan, to),
+            REDUCE_SCATTER_BLOCK => {
+                ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Block, to)
+            }
             _ => ffi::MPI_ERR_INTERN as c_int,
         }
     }

@@ -50,8 +50,8 @@ pub use calls::{
 };
 #[cfg(heapmpi_mpi4)]
 pub use persist::{
-    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, gather_init,
-    reduce_init, scatter_init,
+    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
+    gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 
 use std::sync::{Mutex, MutexGuard, TryLockError};

@@ -1,6 +1,7 @@
 //! MPI-4 persistent collectives (`MPI_Barrier_init`, `Bcast_init`,
 //! `Reduce_init`, `Allreduce_init`, `Gather_init`, `Allgather_init`,
-//! `Alltoall_init`, `Scatter_init`) on communicators inside one node.
+//! `Alltoall_init`, `Scatter_init`, `Scan_init`, `Exscan_init`,
+//! `Reduce_scatter_block_init`) on communicators inside one node.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -36,6 +37,9 @@ pub(super) const GATHER: u8 = 4;
 pub(super) const ALLGATHER: u8 = 5;
 pub(super) const ALLTOALL: u8 = 6;
 pub(super) const SCATTER: u8 = 7;
+pub(super) const SCAN: u8 = 8;
+pub(super) const EXSCAN: u8 = 9;
+pub(super) const REDUCE_SCATTER_BLOCK: u8 = 10;
 
 /// Registers the start of persistent collectives with the requests' layer.
 pub(super) fn start() {
@@ -387,5 +391,111 @@ pub unsafe fn scatter_init(
                 sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, request,
             )
         })
+    }
+}
+
+/// `MPI_Scan_init`, `MPI_Exscan_init` and `MPI_Reduce_scatter_block_init`
+/// (`call`): a reduction every member receives.
+///
+/// # Safety
+/// As those calls; `real` is the call unchanged.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fold_init(
+    call: u8,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        rbuf,
+        scount: count,
+        sdt: dt,
+        op,
+        ..args(call, comm)
+    };
+    // SAFETY: the caller's arguments; `real` forwards them.
+    unsafe { init(a, request, real) }
+}
+
+/// `MPI_Scan_init`.
+///
+/// # Safety
+/// As `MPI_Scan_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scan_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        fold_init(SCAN, sbuf, rbuf, count, dt, op, comm, request, || {
+            ffi::PMPI_Scan_init(sbuf, rbuf, count, dt, op, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Exscan_init`.
+///
+/// # Safety
+/// As `MPI_Exscan_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn exscan_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        fold_init(EXSCAN, sbuf, rbuf, count, dt, op, comm, request, || {
+            ffi::PMPI_Exscan_init(sbuf, rbuf, count, dt, op, comm, info, request)
+        })
+    }
+}
+
+/// `MPI_Reduce_scatter_block_init`.
+///
+/// # Safety
+/// As `MPI_Reduce_scatter_block_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_scatter_block_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        fold_init(
+            REDUCE_SCATTER_BLOCK,
+            sbuf,
+            rbuf,
+            count,
+            dt,
+            op,
+            comm,
+            request,
+            || ffi::PMPI_Reduce_scatter_block_init(sbuf, rbuf, count, dt, op, comm, info, request),
+        )
     }
 }
