@@ -43,16 +43,15 @@
 mod calls;
 #[cfg(heapmpi_mpi4)]
 mod persist;
+mod reduce;
 
-pub use calls::{
-    iallgather, iallreduce, ialltoall, ibarrier, ibcast, iexscan, igather, ireduce,
-    ireduce_scatter_block, iscan, iscatter,
-};
+pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
 #[cfg(heapmpi_mpi4)]
 pub use persist::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
+pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter_block, iscan};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 

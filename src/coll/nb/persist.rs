@@ -25,7 +25,11 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::super::{in_place, to_real};
-use super::calls;
+use super::calls::{bcast, blocks, iallgather_to, ialltoall_to, ibarrier_to, ibcast_to};
+use super::calls::{igather_to, iscatter_to};
+use super::reduce::{iallreduce_to, ifold_to, ireduce_to, reduction};
+use super::{nb_node, Fold, How, Kind, To};
+use crate::comm::node::Node;
 use crate::p2p::engine::CollArgs;
 
 /// The routines, as [`CollArgs::call`] numbers them.
@@ -51,7 +55,7 @@ fn start_one(a: CollArgs, slot: u32) -> c_int {
     // SAFETY: the arguments the program gave at the initialisation, valid
     // while the request lives (its buffers are the program's, as for any
     // persistent request; derived types are the slot's duplicates).
-    unsafe { calls::start_persistent(a, slot) }
+    unsafe { start_persistent(a, slot) }
 }
 
 /// Which datatypes of `a` this member uses (send, receive): the others may
@@ -103,7 +107,7 @@ unsafe fn init(
 ) -> c_int {
     // SAFETY: the caller's arguments (only checked: the operation built
     // is dropped unstarted).
-    if unsafe { calls::would_queue(&a) } {
+    if unsafe { would_queue(&a) } {
         let (s, r) = types_used(&a);
         let mut held = Vec::new();
         let mut ok = true;
@@ -497,5 +501,134 @@ pub unsafe fn reduce_scatter_block_init(
             request,
             || ffi::PMPI_Reduce_scatter_block_init(sbuf, rbuf, count, dt, op, comm, info, request),
         )
+    }
+}
+
+/// The operation persistent collective `a` stands for, planned now, or
+/// `None` for the real MPI (see `persist`).
+///
+/// # Safety
+/// `a` holds the program's arguments of the initialisation.
+unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
+    let root = Some(a.root);
+    // SAFETY: per the contract.
+    unsafe {
+        match a.call {
+            BARRIER => nb_node(a.comm).map(|node| (node, Kind::Barrier)),
+            BCAST => bcast(a.rbuf, a.scount, a.sdt, a.root, a.comm),
+            REDUCE => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                root,
+                Fold::All,
+            ),
+            ALLREDUCE => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::All,
+            ),
+            SCAN => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Scan,
+            ),
+            EXSCAN => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Exscan,
+            ),
+            REDUCE_SCATTER_BLOCK => reduction(
+                a.comm,
+                a.sbuf,
+                a.rbuf,
+                a.scount,
+                a.sdt,
+                a.op,
+                None,
+                Fold::Block,
+            ),
+            GATHER | ALLGATHER | ALLTOALL | SCATTER => {
+                let (how, root) = match a.call {
+                    GATHER => (How::Gather, root),
+                    ALLGATHER => (How::Gather, None),
+                    ALLTOALL => (How::Alltoall, None),
+                    _ => (How::Scatter, root),
+                };
+                blocks(
+                    how, a.comm, a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, root,
+                )
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether persistent collective `a` would run on the heap now (its
+/// operation is planned and dropped).
+///
+/// # Safety
+/// As [`plan`].
+pub(super) unsafe fn would_queue(a: &CollArgs) -> bool {
+    // SAFETY: per the contract.
+    match unsafe { plan(a) } {
+        Some((_, kind)) => {
+            super::release(&kind);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Starts persistent collective `a` over slot `slot`: on the heap as the
+/// nonblocking call would run, else the real MPI's nonblocking call. A
+/// broadcast keeps its buffer in `rbuf`, its count and type in `scount`
+/// and `sdt`.
+///
+/// # Safety
+/// As [`plan`]; `slot` is the inactive persistent request of `a`.
+pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
+    let to = To::Slot(slot);
+    let c = a.comm;
+    // SAFETY: per the contract; each real call forwards the arguments.
+    unsafe {
+        match a.call {
+            BARRIER => ibarrier_to(c, to),
+            BCAST => ibcast_to(a.rbuf, a.scount, a.sdt, a.root, c, to),
+            REDUCE => ireduce_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, a.root, c, to),
+            ALLREDUCE => iallreduce_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, to),
+            GATHER => igather_to(
+                a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
+            ),
+            ALLGATHER => iallgather_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to),
+            ALLTOALL => ialltoall_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to),
+            SCATTER => iscatter_to(
+                a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
+            ),
+            SCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Scan, to),
+            EXSCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Exscan, to),
+            REDUCE_SCATTER_BLOCK => {
+                ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Block, to)
+            }
+            _ => ffi::MPI_ERR_INTERN as c_int,
+        }
     }
 }
