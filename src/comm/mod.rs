@@ -493,4 +493,5 @@ pub fn set_eager_blocks(cell: usize) {
 pub mod cache;
 pub mod node;
 pub mod topo;
+pub mod wait;
 pub use cache::Cache;
