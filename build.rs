@@ -22,13 +22,25 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(heapmpi_openmpi)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpich)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi4)");
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi4_base)");
     // The MPI-4.0 routines heapmpi intercepts (`linker-scripts/mpi4.list`)
     // exist only in an MPI that declares them: their entry points are
-    // compiled (`cfg(heapmpi_mpi4)`) and exported only then, the version
-    // script extended with their names and `__wrap_` twins.
-    let mpi4 = declares_mpi4();
+    // compiled and exported only then, the version script extended with
+    // their names and `__wrap_` twins. Two sets, because Open MPI 5.0's
+    // <mpi.h> declares the MPI-4.0 routines without large counts
+    // (`MPI_Isendrecv`, the persistent collectives) but none of the `_c`
+    // ones, while its library exports both: `cfg(heapmpi_mpi4_base)` for
+    // the first (an MPI_Isendrecv that bypassed heapmpi's matching hung
+    // against an MPI_Sendrecv under Open MPI 5), `cfg(heapmpi_mpi4)` for
+    // the large-count ones (MPICH 4 and 5).
+    let words = header_words();
+    let mpi4 = words.contains("MPI_Isendrecv_replace_c");
+    let mpi4_base = words.contains("MPI_Isendrecv");
     if mpi4 {
         println!("cargo:rustc-cfg=heapmpi_mpi4");
+    }
+    if mpi4_base {
+        println!("cargo:rustc-cfg=heapmpi_mpi4_base");
     }
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let base = std::fs::read_to_string(&map).expect("linker-scripts/heapmpi.map");
@@ -39,13 +51,16 @@ fn main() {
         .into_iter()
         .filter(|n| is_c_entry(n))
         .collect();
-    if mpi4 {
+    if mpi4 || mpi4_base {
         let list = std::fs::read_to_string(&mpi4_list).expect("linker-scripts/mpi4.list");
         extra.push_str("    /* linker-scripts/mpi4.list */\n");
         for name in list
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            // The base set: C routines without a large count; the rest
+            // (`_c`, MPICH's Fortran large-count procedures) with `mpi4`.
+            .filter(|n| mpi4 || (n.starts_with("MPI_") && !n.ends_with("_c")))
         {
             extra.push_str(&format!("    {name}; __wrap_{name};\n"));
             if is_c_entry(name) {
@@ -92,16 +107,16 @@ fn main() {
     }
 }
 
-/// Whether `<mpi.h>` declares the MPI-4.0 large-count routines (MPICH
-/// from 4.0, Open MPI from 5.0; not Open MPI 4.1).
-fn declares_mpi4() -> bool {
+/// The identifiers `<mpi.h>` declares (the MPI compiler wrapper's
+/// preprocessor output, split into words); empty when it cannot run.
+fn header_words() -> std::collections::HashSet<String> {
     let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
     let Ok(out_dir) = std::env::var("OUT_DIR") else {
-        return false;
+        return Default::default();
     };
     let src = format!("{out_dir}/probe_mpi4.c");
     if std::fs::write(&src, "#include <mpi.h>\n").is_err() {
-        return false;
+        return Default::default();
     }
     Command::new(&mpicc)
         .args(["-E", &src])
@@ -109,9 +124,11 @@ fn declares_mpi4() -> bool {
         .map(|o| {
             String::from_utf8_lossy(&o.stdout)
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|w| w == "MPI_Isendrecv_replace_c")
+                .filter(|w| w.starts_with("MPI_"))
+                .map(str::to_string)
+                .collect()
         })
-        .unwrap_or(false)
+        .unwrap_or_default()
 }
 
 /// The `-L` directories of the MPI compiler wrapper's link line (`-show`,

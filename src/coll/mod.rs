@@ -57,7 +57,7 @@ use crate::stats;
 pub use barrier::barrier;
 pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
-#[cfg(heapmpi_mpi4)]
+#[cfg(heapmpi_mpi4_base)]
 pub use nb::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,

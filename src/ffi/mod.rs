@@ -63,5 +63,7 @@ pub mod malloc;
 pub mod mpi;
 #[cfg(heapmpi_mpi4)]
 pub mod mpi4;
+#[cfg(heapmpi_mpi4_base)]
+pub mod mpi4_base;
 pub mod p2p;
 pub mod rma;

@@ -1,7 +1,7 @@
-//! The MPI-4.0 point-to-point, one-sided and persistent collective entry
-//! points heapmpi serves (`linker-scripts/mpi4.list`; logic in
-//! [`crate::large`], [`crate::p2p::api`] and [`crate::coll`]), compiled
-//! for an MPI that has them. Each body
+//! The MPI-4.0 large-count point-to-point and one-sided entry points
+//! heapmpi serves (`linker-scripts/mpi4.list`; logic in [`crate::large`]
+//! and [`crate::p2p::api`]), compiled for an MPI whose `<mpi.h>` declares
+//! them (`cfg(heapmpi_mpi4)`; the others of MPI-4.0 are in `mpi4_base`). Each body
 //! forwards its arguments unchanged.
 
 use core::ffi::{c_int, c_void};
@@ -9,9 +9,7 @@ use core::ffi::{c_int, c_void};
 use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Message, MPI_Op};
 use mpi_sys::{MPI_Request, MPI_Status, MPI_Win};
 
-use crate::coll;
 use crate::large::{self, Move, Send};
-use crate::p2p::api;
 
 c_exports! {
     /// `MPI_Send_c`.
@@ -74,20 +72,10 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { large::sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, status) }
     }
-    /// `MPI_Isendrecv`.
-    fn MPI_Isendrecv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, dest: c_int, stag: c_int, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, src: c_int, rtag: c_int, comm: MPI_Comm, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, req) }
-    }
     /// `MPI_Isendrecv_c`.
     fn MPI_Isendrecv_c(sbuf: *const c_void, scount: MPI_Count, sdt: MPI_Datatype, dest: c_int, stag: c_int, rbuf: *mut c_void, rcount: MPI_Count, rdt: MPI_Datatype, src: c_int, rtag: c_int, comm: MPI_Comm, req: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { large::isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, req) }
-    }
-    /// `MPI_Isendrecv_replace`.
-    fn MPI_Isendrecv_replace(buf: *mut c_void, count: c_int, dt: MPI_Datatype, dest: c_int, stag: c_int, src: c_int, rtag: c_int, comm: MPI_Comm, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { api::isendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, req) }
     }
     /// `MPI_Isendrecv_replace_c`.
     fn MPI_Isendrecv_replace_c(buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, stag: c_int, src: c_int, rtag: c_int, comm: MPI_Comm, req: *mut MPI_Request) -> c_int {
@@ -198,60 +186,5 @@ c_exports! {
     fn MPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, du: *mut MPI_Aint, baseptr: *mut c_void) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { large::win_shared_query(win, rank, size, du, baseptr) }
-    }
-    /// `MPI_Barrier_init`.
-    fn MPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::barrier_init(comm, info, req) }
-    }
-    /// `MPI_Bcast_init`.
-    fn MPI_Bcast_init(buf: *mut c_void, count: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::bcast_init(buf, count, dt, root, comm, info, req) }
-    }
-    /// `MPI_Reduce_init`.
-    fn MPI_Reduce_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::reduce_init(sbuf, rbuf, count, dt, op, root, comm, info, req) }
-    }
-    /// `MPI_Allreduce_init`.
-    fn MPI_Allreduce_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::allreduce_init(sbuf, rbuf, count, dt, op, comm, info, req) }
-    }
-    /// `MPI_Gather_init`.
-    fn MPI_Gather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::gather_init(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, req) }
-    }
-    /// `MPI_Allgather_init`.
-    fn MPI_Allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
-    }
-    /// `MPI_Alltoall_init`.
-    fn MPI_Alltoall_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::alltoall_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
-    }
-    /// `MPI_Scatter_init`.
-    fn MPI_Scatter_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::scatter_init(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, req) }
-    }
-    /// `MPI_Scan_init`.
-    fn MPI_Scan_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::scan_init(sbuf, rbuf, count, dt, op, comm, info, req) }
-    }
-    /// `MPI_Exscan_init`.
-    fn MPI_Exscan_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::exscan_init(sbuf, rbuf, count, dt, op, comm, info, req) }
-    }
-    /// `MPI_Reduce_scatter_block_init`.
-    fn MPI_Reduce_scatter_block_init(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe { coll::reduce_scatter_block_init(sbuf, rbuf, count, dt, op, comm, info, req) }
     }
 }

@@ -279,6 +279,12 @@ pub fn flavour_available(f: Flavour) -> bool {
 /// routines (MPICH from 4.0, Open MPI from 5.0), as `build.rs` decides
 /// whether heapmpi defines them.
 pub fn declares_mpi4(f: Flavour) -> bool {
+    declares(f, "MPI_Isendrecv_replace_c")
+}
+
+/// Whether flavour `f`'s `<mpi.h>` declares `name` (as `build.rs` decides
+/// which of the MPI-4.0 routines heapmpi defines).
+pub fn declares(f: Flavour, name: &str) -> bool {
     let dir =
         std::env::temp_dir().join(format!("heapmpi-mpi4-{}-{}", f.name(), std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -293,7 +299,7 @@ pub fn declares_mpi4(f: Flavour) -> bool {
     out.map(|o| {
         String::from_utf8_lossy(&o.stdout)
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .any(|w| w == "MPI_Isendrecv_replace_c")
+            .any(|w| w == name)
     })
     .unwrap_or(false)
 }

@@ -41,12 +41,12 @@
 //! collective; until then its calls go to the real MPI.
 
 mod calls;
-#[cfg(heapmpi_mpi4)]
+#[cfg(heapmpi_mpi4_base)]
 mod persist;
 mod reduce;
 
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
-#[cfg(heapmpi_mpi4)]
+#[cfg(heapmpi_mpi4_base)]
 pub use persist::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
@@ -209,7 +209,7 @@ fn try_lock() -> Option<MutexGuard<'static, State>> {
 pub fn start() {
     crate::p2p::engine::set_coll_progress(progress);
     crate::comm::node::set_idle_work(idle);
-    #[cfg(heapmpi_mpi4)]
+    #[cfg(heapmpi_mpi4_base)]
     persist::start();
 }
 
@@ -237,7 +237,7 @@ pub(super) enum To {
     /// A new request, written to the caller's out-pointer.
     New(*mut ffi::MPI_Request),
     /// Persistent request slot `i` (`MPI_*_init`), being started.
-    #[cfg_attr(not(heapmpi_mpi4), allow(dead_code))]
+    #[cfg_attr(not(heapmpi_mpi4_base), allow(dead_code))]
     Slot(u32),
 }
 

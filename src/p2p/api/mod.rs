@@ -20,7 +20,7 @@ mod bsend;
 mod complete;
 mod complete_many;
 mod creation;
-#[cfg(heapmpi_mpi4)]
+#[cfg(heapmpi_mpi4_base)]
 mod pair;
 mod persist;
 mod recv;
@@ -30,7 +30,7 @@ pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_threa
 pub use complete::*;
 pub use complete_many::*;
 pub use creation::*;
-#[cfg(heapmpi_mpi4)]
+#[cfg(heapmpi_mpi4_base)]
 pub use pair::*;
 pub use persist::*;
 pub use recv::*;
