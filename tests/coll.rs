@@ -223,7 +223,8 @@ fn coll_nonblocking_first() {
 /// routines heapmpi runs, started many times with new data, by Startall
 /// and Start/Test, between other collectives, on WORLD, a duplicate and a
 /// split; a derived type freed after the initialisation, a count beyond
-/// the inline cells, a start overtaken by a blocking collective. On every MPI whose
+/// the inline cells (read in place), a user-defined operation (the real
+/// MPI's path), a start overtaken by a blocking collective. On every MPI whose
 /// `<mpi.h>` declares the MPI-4 routines (MPICH here; Open MPI 4.1 has
 /// none). At 2 ranks every start the program counts as eligible ran on
 /// the heap: the report's nonblocking= equals its count.
@@ -406,6 +407,42 @@ fn coll_reductions_inline_and_heap_variants() {
         "coll_reduce",
         "reduce",
     );
+}
+
+/// The nonblocking collectives under `VARIANTS`: with no inline data
+/// nearly every broadcast and reduction moves as a large operation (offers
+/// read in place or staged); with a 2 MiB heap staging fails, and those
+/// operations, which cannot go to the real MPI half-way, move through the
+/// cells in chunks instead. Output equal to stock; in the 2 MiB run some
+/// rank must have failed to stage (`stage_failed=` > 0), or the chunks
+/// were not exercised.
+#[test]
+fn coll_nonblocking_inline_and_heap_variants() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        let n = 2;
+        let stock_case = Case::new("coll_nonblocking", f, Mode::Stock, n);
+        let Some(stock) = reference(&mut fl, &stock_case, n, "nonblocking") else {
+            continue;
+        };
+        for env in VARIANTS {
+            let full_heap = env.iter().any(|&(k, _)| k == "HEAPMPI_HEAP_SIZE");
+            let case = Case::new("coll_nonblocking", f, Mode::Preload, n).env(env);
+            fl.run(case, |o| {
+                check_same_as_stock(o, &stock)?;
+                check_coll_on_heap(o, n)?;
+                let failed = stats_numbers(&o.stderr, "stage_failed")?;
+                if full_heap && failed.iter().all(|&x| x == 0) {
+                    return Err(format!(
+                        "stage_failed= on the ranks' reports: {failed:?}; with a 2 MiB heap \
+                         some large nonblocking operation must have failed to stage"
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("coll_nonblocking_inline_and_heap_variants");
 }
 
 /// Uneven pretend nodes: 3 ranks in nodes of 2, so one node holds a lone

@@ -26,7 +26,8 @@
  *     not looked at).
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
- *     of 4096 ints (beyond heapmpi's inline cells: the real MPI's path);
+ *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
+ *     3 ints with a user-defined operation (the real MPI's path);
  *     Request_get_status of an inactive request (flag set at once); an
  *     Allreduce_init started, a blocking Allreduce, then its Wait.
  *
@@ -203,6 +204,14 @@ static void eight(MPI_Comm c, const char *label)
     free(b.a2a_r);
 }
 
+/* A user-defined sum: heapmpi leaves it to the real MPI. */
+static void usersum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
 static void lifetimes(int rank, int size)
 {
     section("B lifetimes");
@@ -211,13 +220,17 @@ static void lifetimes(int rank, int size)
     MPI_OK(MPI_Type_vector(2, 2, 3, MPI_INT, &vec));
     MPI_OK(MPI_Type_commit(&vec));
     int v[2 * 5];
-    MPI_Request q[3];
+    MPI_Request q[4];
     MPI_OK(MPI_Bcast_init(v, 2, vec, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]));
     MPI_OK(MPI_Type_free(&vec));
     enum { BIG = 4096 };
     int *bs = must(malloc(BIG * 4), "malloc", BIG * 4);
     int *br = must(malloc(BIG * 4), "malloc", BIG * 4);
     MPI_OK(MPI_Allreduce_init(bs, br, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[1]));
+    MPI_Op user;
+    MPI_OK(MPI_Op_create(usersum, 1, &user));
+    int us[3], ur[3];
+    MPI_OK(MPI_Allreduce_init(us, ur, 3, MPI_INT, user, MPI_COMM_WORLD, MPI_INFO_NULL, &q[2]));
     int flag = 0;
     MPI_Status st;
     MPI_OK(MPI_Request_get_status(q[1], &flag, &st));
@@ -229,9 +242,11 @@ static void lifetimes(int rank, int size)
             v[i] = rank == 0 ? 50 * round + i : -7;
         for (int i = 0; i < BIG; i++)
             bs[i] = (i + round) % 5, br[i] = -1;
-        MPI_OK(MPI_Startall(2, q));
-        MPI_OK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
-        g_eligible++; /* the broadcast */
+        for (int i = 0; i < 3; i++)
+            us[i] = rank * round + i, ur[i] = -1;
+        MPI_OK(MPI_Startall(3, q));
+        MPI_OK(MPI_Waitall(3, q, MPI_STATUSES_IGNORE));
+        g_eligible += 2; /* the broadcast and the large Allreduce */
         int ok = 1;
         /* The type covers elements 0,1,3,4 of each 5 (extent 5 ints). */
         for (int i = 0; i < 10; i++) {
@@ -243,21 +258,26 @@ static void lifetimes(int rank, int size)
         for (int i = 0; i < BIG; i++)
             ok &= br[i] == size * ((i + round) % 5);
         CHECK(ok, "Allreduce of %d ints, round %d", BIG, round);
+        for (int i = 0; i < 3; i++)
+            ok &= ur[i] == round * size * (size - 1) / 2 + size * i;
+        CHECK(ok, "Allreduce with a user operation, round %d", round);
         good += ok;
     }
     /* Started, a blocking collective, then the Wait (freeing an active
      * collective request is erroneous: MPI-4.0 6.12, 6.13). */
     int x = rank, y = -1, z = -1;
-    MPI_OK(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[2]));
-    MPI_OK(MPI_Start(&q[2]));
+    MPI_OK(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[3]));
+    MPI_OK(MPI_Start(&q[3]));
     g_eligible++;
     MPI_OK(MPI_Allreduce(&x, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    MPI_OK(MPI_Wait(&q[2], MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&q[3], MPI_STATUS_IGNORE));
     CHECK(y == z && z == size * (size - 1) / 2, "Allreduce_init then Allreduce: %d %d", y, z);
-    MPI_OK(MPI_Request_free(&q[2]));
-    CHECK(q[2] == MPI_REQUEST_NULL, "Request_free left the handle");
+    MPI_OK(MPI_Request_free(&q[3]));
+    CHECK(q[3] == MPI_REQUEST_NULL, "Request_free left the handle");
     MPI_OK(MPI_Request_free(&q[0]));
     MPI_OK(MPI_Request_free(&q[1]));
+    MPI_OK(MPI_Request_free(&q[2]));
+    MPI_OK(MPI_Op_free(&user));
     out("B lifetimes: %d of 5 rounds right, Allreduce %d", good, z);
     free(bs);
     free(br);

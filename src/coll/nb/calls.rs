@@ -71,10 +71,8 @@ pub(super) unsafe fn bcast(
     comm: ffi::MPI_Comm,
 ) -> Option<(&'static Node, Kind)> {
     nb_node(comm).and_then(|node| {
+        // Any size: a payload larger than a cell moves as in `large`.
         let (b, r) = (Buf::new(buf, count, dt)?, rank_ok(root, node.n)?);
-        if b.bytes() > node.inline_max {
-            return None;
-        }
         let kind = if r == node.me {
             // A derived type is packed now (see `packed`).
             // SAFETY: the caller's buffer.

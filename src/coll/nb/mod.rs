@@ -1,6 +1,7 @@
 //! Nonblocking collectives on communicators inside one node:
 //! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
-//! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall` and `MPI_Iscatter`.
+//! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscatter`,
+//! `MPI_Iscan`, `MPI_Iexscan` and `MPI_Ireduce_scatter_block`.
 //!
 //! Each call becomes an operation of a few polled states over the same
 //! single-writer, step-carrying flags as the blocking collectives
@@ -27,8 +28,10 @@
 //!
 //! What is taken: payloads that fit a member's cell inline (at most
 //! `HEAPMPI_COLL_INLINE` bytes, agreed by every member since MPI requires
-//! matching type signatures), so no member ever needs shared memory it may
-//! fail to get half-way. Reductions: predefined operations with a native
+//! matching type signatures), and larger broadcasts and reductions (read
+//! in place, [`large`]: a member that cannot get shared memory for them
+//! half-way makes them move through the cells, never to the real MPI).
+//! Reductions: predefined operations with a native
 //! kernel on predefined types, whose result does not depend on the order
 //! of combination (integers, `MAX`/`MIN`) or with two members (where
 //! `a + b` and `b + a` are the same bits), so the bits are the stock
@@ -41,6 +44,7 @@
 //! collective; until then its calls go to the real MPI.
 
 mod calls;
+mod large;
 #[cfg(heapmpi_mpi4_base)]
 mod persist;
 mod reduce;
@@ -152,9 +156,13 @@ enum Phase {
     Queued,
     /// Our part is published; waiting for the others'.
     Published,
-    /// Its result is delivered and its request complete; its step is
-    /// finished (`done` raised) once every earlier step is.
+    /// Its result is delivered and its request complete (a large one's:
+    /// see [`Phase::Draining`]); its step is finished (`done` raised) once
+    /// every earlier step is.
     Worked,
+    /// A large operation finished here whose offer the other members may
+    /// still be reading: its request completes once they are all done.
+    Draining,
 }
 
 /// One pending operation.
@@ -167,8 +175,12 @@ struct Pending {
     phase: Phase,
     /// Its step, taken at the call (so in call order).
     s: u64,
+    /// Its last step (`s` but for a large one, see [`large`]).
+    last: u64,
     /// Its request is complete (its slot is in `State::done`).
     delivered: bool,
+    /// How a payload larger than a cell moves, if it is one.
+    large: Option<Box<large::Large>>,
 }
 
 /// Pending operations, in call order, and the slots of finished ones not
@@ -283,17 +295,25 @@ unsafe fn post(node: &'static Node, comm: ffi::MPI_Comm, kind: Kind, to: To) -> 
             i
         }
     };
+    let mut kind = kind;
+    let large = (large::payload(&kind) > node.inline_max).then(|| {
+        // SAFETY: per the contract (checked by `large::takes` at the call).
+        unsafe { large::prepare(node, &mut kind) }
+    });
+    let steps = 1 + large.as_ref().map_or(0, |l| l.extra_steps());
     let mut st = lock();
     // Steps are taken in call order, under the lock (threads may call on
     // different communicators at once; MPI forbids it on one).
-    let s = node.begin(1);
+    let s = node.begin(steps);
     st.ops.push(Pending {
         slot,
         node,
         kind,
         phase: Phase::Queued,
         s,
+        last: s + steps - 1,
         delivered: false,
+        large,
     });
     run(&mut st, true);
     stats::COLL_FAST.add(1);
@@ -350,7 +370,10 @@ fn run(st: &mut State, may_call_mpi: bool) {
     let mut k = 0;
     while k < ops.len() {
         let node = ops[k].node;
-        let first = !ops[..k].iter().any(|p| core::ptr::eq(p.node, node));
+        // Draining operations have finished their steps here.
+        let first = !ops[..k]
+            .iter()
+            .any(|p| core::ptr::eq(p.node, node) && p.phase != Phase::Draining);
         let p = &mut ops[k];
         if p.phase == Phase::Queued {
             // A later operation of the communicator never starts before
@@ -364,44 +387,78 @@ fn run(st: &mut State, may_call_mpi: bool) {
                         || (q.phase == Phase::Published && q.s + CELLS <= s))
             });
             let p = &mut ops[k];
-            // SAFETY: the operation's buffers are the caller's until it
-            // completes (`post`).
-            if held_back || !unsafe { begin(p) } {
+            let started = !held_back
+                && if p.large.is_some() {
+                    large::begin(p)
+                } else {
+                    // SAFETY: the operation's buffers are the caller's
+                    // until it completes (`post`).
+                    unsafe { begin(p) }
+                };
+            if !started {
                 k += 1;
+                continue;
+            }
+            if p.large.is_some() {
+                p.phase = Phase::Published;
+            }
+        }
+        let p = &mut ops[k];
+        if p.phase == Phase::Published {
+            // SAFETY: as above.
+            let worked = unsafe {
+                if p.large.is_some() {
+                    large::work(p, first, may_call_mpi)
+                } else {
+                    work(p, may_call_mpi)
+                }
+            };
+            if worked {
+                p.phase = Phase::Worked;
+            }
+        }
+        let drains = p.large.as_ref().is_some_and(|l| l.drains());
+        if p.phase == Phase::Worked && !p.delivered && !drains {
+            deliver(p, done);
+        }
+        if p.phase == Phase::Worked && first {
+            p.node.finish(p.last);
+            if drains {
+                p.phase = Phase::Draining;
+            } else {
+                ops.remove(k);
+                // The next operation of the communicator may now be
+                // first: look again from the start of what follows.
                 continue;
             }
         }
         let p = &mut ops[k];
-        // SAFETY: as above.
-        if p.phase == Phase::Published && unsafe { work(p, may_call_mpi) } {
-            p.phase = Phase::Worked;
-        }
-        if p.phase == Phase::Worked && !p.delivered {
-            p.delivered = true;
-            let held = match &p.kind {
-                Kind::Bcast { held, .. } => *held,
-                Kind::Blocks { recv: Some(r), .. } => r.held,
-                _ => None,
-            };
-            if let Some(mut t) = held {
-                // SAFETY: our duplicate, no longer used; a receiving
-                // member holding one gets here only where the MPI may be
-                // called (it unpacks only there).
-                unsafe { ffi::PMPI_Type_free(&mut t) };
-            }
-            done.push(p.slot);
-        }
-        let p = &ops[k];
-        if p.phase == Phase::Worked && first {
-            p.node.finish(p.s);
+        if p.phase == Phase::Draining && p.node.all_done(p.last) {
+            // Every member is done reading our offer.
+            deliver(p, done);
             ops.remove(k);
-            // The next operation of the communicator may now be first:
-            // look again from the start of what follows.
             continue;
         }
         k += 1;
     }
     LIVE.store(ops.len() + done.len(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Completes `p`'s request.
+fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
+    p.delivered = true;
+    let held = match &p.kind {
+        Kind::Bcast { held, .. } => *held,
+        Kind::Blocks { recv: Some(r), .. } => r.held,
+        _ => None,
+    };
+    if let Some(mut t) = held {
+        // SAFETY: our duplicate, no longer used; a receiving member
+        // holding one gets here only where the MPI may be called (it
+        // unpacks only there).
+        unsafe { ffi::PMPI_Type_free(&mut t) };
+    }
+    done.push(p.slot);
 }
 
 /// Starts `p` if our cell for its step is free: publishes our part.

@@ -49,9 +49,6 @@ pub(super) fn reduction(
     let count = count as usize;
     let blocks = if fold == Fold::Block { node.n } else { 1 };
     let bytes = count * l.d.size * blocks;
-    if bytes > node.inline_max {
-        return None;
-    }
     let receives = match fold {
         Fold::Exscan => node.me != 0,
         _ => root.is_none_or(|r| r == node.me),
@@ -69,18 +66,16 @@ pub(super) fn reduction(
     if bytes > 0 && (send.is_null() || (receives && rbuf.is_null())) {
         return None;
     }
-    Some((
-        node,
-        Kind::Reduce {
-            root,
-            send,
-            recv: rbuf as *mut u8,
-            count,
-            bytes,
-            red,
-            fold,
-        },
-    ))
+    let kind = Kind::Reduce {
+        root,
+        send,
+        recv: rbuf as *mut u8,
+        count,
+        bytes,
+        red,
+        fold,
+    };
+    (bytes <= node.inline_max || super::large::takes(node, &kind)).then_some((node, kind))
 }
 
 /// `MPI_Ireduce`, its request new or a persistent one being started (`to`).
