@@ -409,6 +409,62 @@ fn coll_reductions_inline_and_heap_variants() {
     );
 }
 
+/// Nonblocking broadcasts, reductions, gathers, scatters and all-to-alls
+/// whose payload is larger than the inline cells (`tests/c/coll_nblarge.c`):
+/// 70001 bytes and 2 MiB + 7 per block, from malloc'd buffers (read in
+/// place), static arrays (staged), in place, a derived type freed while
+/// pending, many pending at once. At 2 ranks every one ran on the heap
+/// (nonblocking= equals the program's count). Then with a 2 MiB heap,
+/// where the 2 MiB payloads cannot be staged and move through the cells in
+/// chunks (stage_failed > 0), at 2 and 4 ranks: output equal to stock.
+#[test]
+fn coll_nonblocking_large() {
+    matrix_conformance(
+        "coll_nonblocking_large",
+        "coll_nblarge",
+        "nblarge",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            let posted: u64 = o
+                .stdout
+                .lines()
+                .find_map(|l| {
+                    l.split("nonblocking calls per rank: ")
+                        .nth(1)
+                        .and_then(|v| v.trim().parse().ok())
+                })
+                .ok_or("no 'nonblocking calls per rank' line on stdout")?;
+            let v = stats_numbers(&o.stderr, "nonblocking")?;
+            if v.len() != n || v.iter().any(|&x| x != posted) {
+                return Err(format!(
+                    "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted}"
+                ));
+            }
+            Ok(())
+        },
+    );
+    let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
+    for n in [2, 4] {
+        against_stock(
+            "coll_nonblocking_large (2 MiB heap)",
+            &[("coll_nblarge", "nblarge")],
+            n,
+            &[],
+            &[(Mode::Preload, &full[..])],
+            |o| {
+                let failed = stats_numbers(&o.stderr, "stage_failed")?;
+                if failed.len() != n || failed.iter().all(|&x| x == 0) {
+                    return Err(format!(
+                        "stage_failed= on the ranks' reports: {failed:?}; the 2 MiB payloads \
+                         must have failed to stage under a 2 MiB heap"
+                    ));
+                }
+                Ok(())
+            },
+        );
+    }
+}
+
 /// The nonblocking collectives under `VARIANTS`: with no inline data
 /// nearly every broadcast and reduction moves as a large operation (offers
 /// read in place or staged); with a 2 MiB heap staging fails, and those

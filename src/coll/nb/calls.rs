@@ -190,6 +190,18 @@ pub(super) unsafe fn blocks(
     // Bytes of one block, from the arguments that describe it here (MPI
     // makes them agree across members).
     let recv_here = root.is_none() || is_root || how == How::Scatter;
+    // What a member publishes, packed now when it fits a cell, else kept
+    // in the caller's buffer for `large` (an in-place all-to-all's must be
+    // staged: the member overwrites it while the others read).
+    let publish = |send: Buf, blocks: usize| -> (Vec<u8>, Option<(Buf, bool)>) {
+        let all = send.times(blocks);
+        if all.bytes() <= node.inline_max {
+            // SAFETY: the caller's buffer.
+            (unsafe { packed(&all) }, None)
+        } else {
+            (Vec::new(), Some((all, inplace && how == How::Alltoall)))
+        }
+    };
     let kind = match how {
         How::Gather => {
             let r = if recv_here {
@@ -203,11 +215,7 @@ pub(super) unsafe fn blocks(
                 Buf::new(sbuf, scount, sdt)?
             };
             let pb = send.bytes();
-            if pb > node.inline_max {
-                return None;
-            }
-            // SAFETY: the caller's buffer.
-            let mine = unsafe { packed(&send) };
+            let (mine, src) = publish(send, 1);
             let recv = match r {
                 Some(b) => Some(receiving(b, inplace.then_some(me))?),
                 None => None,
@@ -216,6 +224,7 @@ pub(super) unsafe fn blocks(
                 how,
                 root,
                 mine,
+                src,
                 pb,
                 recv,
             }
@@ -228,16 +237,13 @@ pub(super) unsafe fn blocks(
                 Buf::new(sbuf, scount, sdt)?
             };
             let pb = send.bytes();
-            if pb * n > node.inline_max {
-                return None;
-            }
-            // SAFETY: the caller's buffer, n blocks.
-            let mine = unsafe { packed(&send.times(n)) };
+            let (mine, src) = publish(send, n);
             let recv = receiving(r, None)?;
             Kind::Blocks {
                 how,
                 root,
                 mine,
+                src,
                 pb,
                 recv: Some(recv),
             }
@@ -250,27 +256,24 @@ pub(super) unsafe fn blocks(
             } else {
                 Some(Buf::new(rbuf, rcount, rdt)?)
             };
-            let (mine, pb) = if is_root {
+            let (mine, src, pb) = if is_root {
                 let send = Buf::new(sbuf, scount, sdt)?;
                 let pb = send.bytes();
-                if pb * n > node.inline_max {
-                    return None;
-                }
-                // SAFETY: the caller's buffer, n blocks.
-                let mine = unsafe { packed(&send.times(n)) };
+                let (mine, src) = publish(send, n);
                 if let Some(r) = &r {
                     // The root's own block, now (it publishes all n).
-                    // SAFETY: `mine` holds n blocks of `pb`; the buffer is
-                    // the caller's.
-                    unsafe { r.unpack_from(mine.as_ptr().add(me * pb), pb) };
+                    if src.is_none() {
+                        // SAFETY: `mine` holds n blocks of `pb`; the
+                        // buffer is the caller's.
+                        unsafe { r.unpack_from(mine.as_ptr().add(me * pb), pb) };
+                    } else {
+                        // SAFETY: the caller's buffers.
+                        unsafe { send.piece(me).copy_to(r) };
+                    }
                 }
-                (mine, pb)
+                (mine, src, pb)
             } else {
-                let pb = r?.bytes();
-                if pb * n > node.inline_max {
-                    return None;
-                }
-                (Vec::new(), pb)
+                (Vec::new(), None, r?.bytes())
             };
             let recv = match r {
                 Some(b) if me != root_ => Some(receiving(b, None)?),
@@ -280,6 +283,7 @@ pub(super) unsafe fn blocks(
                 how,
                 root,
                 mine,
+                src,
                 pb,
                 recv,
             }

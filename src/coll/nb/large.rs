@@ -1,7 +1,8 @@
-//! Nonblocking broadcasts and reductions (`MPI_Ibcast`, `Ireduce`,
-//! `Iallreduce`, `Iscan`, `Iexscan`) whose payload does not fit a cell
-//! inline: read in place, with one copy, as the blocking collectives read
-//! large buffers ([`super::super::fold`]).
+//! Nonblocking broadcasts, reductions and block moves (`MPI_Ibcast`,
+//! `Ireduce`, `Iallreduce`, `Iscan`, `Iexscan`, `Igather`, `Iallgather`,
+//! `Ialltoall`, `Iscatter`) whose payload does not fit a cell inline: read
+//! in place, with one copy, as the blocking collectives read large buffers
+//! ([`super::super::fold`], [`super::super::gather`]).
 //!
 //! An operation of `bytes` takes `1 + k` steps at the call, `k` the chunks
 //! of at most a cell's inline size the payload would make (the same on
@@ -27,7 +28,7 @@
 //! cells' ring. Slower, but it needs no memory, so it cannot fail.
 
 use super::super::{Stage, FAIL};
-use super::{Fold, Kind, Pending};
+use super::{Fold, How, Kind, Pending};
 use crate::comm::node::Node;
 
 /// Bytes a receiver of a direct reduction folds at a time: a chunk, its
@@ -52,10 +53,12 @@ pub(super) struct Large {
     src: *const u8,
     /// The staging copy the offer points at, if any (freed with this).
     _stage: Option<Stage>,
-    /// A root's packed derived-type data (what `src` points at when no
-    /// staging copy could be made), or a derived-type receiver's chunks
-    /// gathered for one unpack at the end.
+    /// A root's packed derived-type data or a member's packed blocks
+    /// (what `src` points at when no staging copy could be made).
     packed: Vec<u8>,
+    /// A receiver's chunks, gathered for one unpack at the end
+    /// (derived-type broadcasts, block moves).
+    acc: Vec<u8>,
     mode: Mode,
 }
 
@@ -85,24 +88,30 @@ impl Large {
 }
 
 /// Whether `kind` can run as a large operation on `node` if it does not
-/// fit a cell: a broadcast, or a reduction whose elements fit a cell whole
-/// and that every member receives whole (not `Fold::Block`).
+/// fit a cell: a broadcast, a block move, or a reduction whose elements
+/// fit a cell whole and that every member receives whole (not
+/// `Fold::Block`).
 pub(super) fn takes(node: &Node, kind: &Kind) -> bool {
     match kind {
-        Kind::Bcast { .. } => true,
+        Kind::Bcast { .. } | Kind::Blocks { .. } => true,
         Kind::Reduce {
             count, bytes, fold, ..
         } => *fold != Fold::Block && *count > 0 && *bytes / *count <= node.inline_max,
-        _ => false,
+        Kind::Barrier => false,
     }
 }
 
-/// The payload of `kind` (what [`takes`] checks the size of).
-pub(super) fn payload(kind: &Kind) -> usize {
+/// The payload of `kind` on a communicator of `n` members (what the
+/// writers publish; what [`takes`] checks the size of): the same on every
+/// member.
+pub(super) fn payload(kind: &Kind, n: usize) -> usize {
     match kind {
         Kind::Bcast { buf, .. } => buf.bytes(),
         Kind::Reduce { bytes, .. } => *bytes,
-        Kind::Blocks { mine, pb, .. } => mine.len().max(*pb),
+        Kind::Blocks { how, pb, .. } => match how {
+            How::Gather => *pb,
+            How::Alltoall | How::Scatter => n * *pb,
+        },
         Kind::Barrier => 0,
     }
 }
@@ -114,7 +123,7 @@ pub(super) fn payload(kind: &Kind) -> usize {
 /// # Safety
 /// `kind`'s buffers are the caller's.
 pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
-    let bytes = payload(kind);
+    let bytes = payload(kind, node.n);
     let me = node.me;
     let mut large = Large {
         k: 0,
@@ -124,6 +133,7 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
         src: core::ptr::null(),
         _stage: None,
         packed: Vec::new(),
+        acc: Vec::new(),
         mode: Mode::Deciding,
     };
     match kind {
@@ -182,7 +192,29 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
                 large.src = *send;
             }
         }
-        Kind::Barrier | Kind::Blocks { .. } => unreachable!("only broadcasts and reductions"),
+        Kind::Blocks { src, .. } => {
+            if let Some((b, stage_always)) = src {
+                if let Some(p) = b.shared().filter(|_| !*stage_always) {
+                    large.offer = p as u64;
+                    large.src = p;
+                } else if let Some(st) = Stage::new(bytes) {
+                    // SAFETY: the caller's buffer; the stage has room.
+                    unsafe { b.pack_to(st.0) };
+                    large.offer = st.0 as u64;
+                    large.src = st.0;
+                    large._stage = Some(st);
+                } else {
+                    // Packed privately for the chunks (at the call, where
+                    // the MPI may be called).
+                    large.packed = vec![0u8; bytes];
+                    // SAFETY: the caller's buffer; `packed` has room.
+                    unsafe { b.pack_to(large.packed.as_mut_ptr()) };
+                    large.offer = FAIL;
+                    large.src = large.packed.as_ptr();
+                }
+            }
+        }
+        Kind::Barrier => unreachable!("a barrier has no payload"),
     }
     large.k = bytes.div_ceil(large.chunk) as u64;
     Box::new(large)
@@ -192,12 +224,31 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
 fn writes(kind: &Kind, me: usize) -> bool {
     match kind {
         Kind::Bcast { root, .. } => *root == me,
+        Kind::Blocks {
+            how: How::Scatter,
+            root,
+            ..
+        } => *root == Some(me),
         _ => true,
     }
 }
 
-/// Whether this member receives a result of `kind`, and from which
-/// members (`0..=last`, and where in their contributions).
+/// The only member that writes `kind`, if one does (a broadcast's or a
+/// scatter's root); else every member writes.
+fn sole_writer(kind: &Kind) -> Option<usize> {
+    match kind {
+        Kind::Bcast { root, .. } => Some(*root),
+        Kind::Blocks {
+            how: How::Scatter,
+            root,
+            ..
+        } => *root,
+        _ => None,
+    }
+}
+
+/// Whether this member receives a broadcast's or a reduction's result,
+/// and from which members (`0..=last`; a broadcast: its root).
 fn receives(kind: &Kind, node: &Node) -> Option<usize> {
     let me = node.me;
     match kind {
@@ -209,6 +260,28 @@ fn receives(kind: &Kind, node: &Node) -> Option<usize> {
         },
         _ => None,
     }
+}
+
+/// The members whose payload a block move's receiver reads (a scatter:
+/// the root; else everyone but an in-place member itself), and the part
+/// of that payload it takes: `[lo, lo + pb)`.
+fn block_senders(kind: &Kind, node: &Node) -> impl Iterator<Item = (usize, usize)> + use<> {
+    let me = node.me;
+    let (how, root, pb, skip) = match kind {
+        Kind::Blocks {
+            how,
+            root,
+            pb,
+            recv: Some(r),
+            ..
+        } => (*how, *root, *pb, r.skip),
+        _ => (How::Gather, None, 0, None),
+    };
+    let receiving = matches!(kind, Kind::Blocks { recv: Some(_), .. });
+    (0..node.n)
+        .filter(move |&m| receiving && m != skip.unwrap_or(usize::MAX))
+        .filter(move |&m| how != How::Scatter || Some(m) == root)
+        .map(move |m| (m, if how == How::Gather { 0 } else { me * pb }))
 }
 
 /// Publishes this member's offer on the operation's first step, if it
@@ -238,13 +311,13 @@ pub(super) unsafe fn work(p: &mut Pending, first: bool, may_call_mpi: bool) -> b
     let from = receives(&p.kind, node);
     let l = p.large.as_mut().expect("a large operation");
     if l.mode == Mode::Deciding {
-        // The offers every member must see to choose the same way: every
-        // contribution of a reduction (a member that reads none still
-        // chunks if another failed), a broadcast's root.
+        // The offers every member must see to choose the same way: a
+        // broadcast's or scatter's root's, else every member's (a member
+        // that reads none still chunks its part if another failed).
         let mut failed = l.offer == FAIL;
-        let needed: &mut dyn Iterator<Item = usize> = match &p.kind {
-            Kind::Bcast { root, .. } => &mut core::iter::once(*root),
-            _ => &mut (0..node.n),
+        let needed: &mut dyn Iterator<Item = usize> = match sole_writer(&p.kind) {
+            Some(root) => &mut core::iter::once(root),
+            None => &mut (0..node.n),
         };
         for m in needed.filter(|&m| m != me) {
             let Some(c) = node.published(m, s) else {
@@ -264,6 +337,11 @@ pub(super) unsafe fn work(p: &mut Pending, first: bool, may_call_mpi: bool) -> b
         };
     }
     if l.mode == Mode::Direct {
+        if let Kind::Blocks { .. } = &p.kind {
+            // SAFETY: per the contract; the offers stay valid until we
+            // finish the operation's steps.
+            return unsafe { direct_blocks(&p.kind, node, s, l, may_call_mpi) };
+        }
         let Some(last) = from else {
             return true;
         };
@@ -341,6 +419,38 @@ unsafe fn direct(
     true
 }
 
+/// A block move's receiver reads its blocks in place from the offers.
+///
+/// # Safety
+/// As [`work`].
+unsafe fn direct_blocks(kind: &Kind, node: &Node, s: u64, l: &Large, may_call_mpi: bool) -> bool {
+    let Kind::Blocks {
+        how,
+        pb,
+        recv: Some(r),
+        ..
+    } = kind
+    else {
+        return true;
+    };
+    if !r.buf.d.contig && !may_call_mpi {
+        // Unpacking a derived type calls the MPI.
+        return false;
+    }
+    for (m, lo) in block_senders(kind, node) {
+        let into = if *how == How::Scatter {
+            r.buf
+        } else {
+            r.buf.piece(m)
+        };
+        // SAFETY: member m's offer holds its payload, `lo + pb` bytes of
+        // it at least, until every member finished; the piece is the
+        // caller's.
+        unsafe { into.unpack_from(offer_of(node, s, l, m).add(lo), *pb) };
+    }
+    true
+}
+
 /// Moves the payload chunk by chunk through the cells (some member could
 /// not offer it): returns true once every chunk is through here.
 ///
@@ -356,7 +466,22 @@ unsafe fn chunks(
     may_call_mpi: bool,
 ) -> bool {
     let me = node.me;
-    let gathers = matches!(kind, Kind::Bcast { buf, .. } if !buf.d.contig) && from.is_some();
+    // Receivers that gather the chunks for one unpack at the end: a
+    // derived-type broadcast, every block move (its blocks are parts of
+    // the senders' payloads, which the chunks cut anywhere).
+    let gathers = match kind {
+        Kind::Bcast { buf, .. } => !buf.d.contig && from.is_some(),
+        Kind::Blocks { recv, .. } => recv.is_some(),
+        _ => false,
+    };
+    if gathers && l.acc.is_empty() {
+        let len = match kind {
+            Kind::Blocks { pb, .. } => node.n * *pb,
+            _ => l.bytes,
+        };
+        l.acc = vec![0u8; len];
+    }
+    let receiving = from.is_some() || matches!(kind, Kind::Blocks { recv: Some(_), .. });
     while let Mode::Chunked { j, put, got } = l.mode {
         if j == l.k {
             break;
@@ -376,47 +501,10 @@ unsafe fn chunks(
             node.publish(t, 0, len as u64, 0);
         }
         l.mode = Mode::Chunked { j, put: true, got };
-        if let (false, Some(last)) = (got, from) {
-            let senders = match kind {
-                Kind::Bcast { .. } => last..=last,
-                _ => 0..=last,
-            };
-            if !senders
-                .into_iter()
-                .all(|m| m == me || node.published(m, t).is_some())
-            {
+        if !got && receiving {
+            // SAFETY: per the contract.
+            if !unsafe { take_chunk(kind, node, t, l, from, off, len) } {
                 return false;
-            }
-            match kind {
-                Kind::Bcast { buf, .. } => {
-                    let at = node.data(last, t, len);
-                    if gathers {
-                        // SAFETY: the root's cell holds `len` bytes.
-                        l.packed
-                            .extend_from_slice(unsafe { core::slice::from_raw_parts(at, len) });
-                    } else {
-                        // SAFETY: as above; the caller's dense buffer
-                        // holds `bytes` bytes.
-                        unsafe { core::ptr::copy_nonoverlapping(at, buf.ptr.add(off), len) };
-                    }
-                }
-                Kind::Reduce {
-                    recv, red, count, ..
-                } => {
-                    let elems = len / (l.bytes / *count);
-                    // SAFETY: every sender's cell holds `len` bytes of
-                    // its contribution; `recv` holds the result's
-                    // `bytes` and overlaps no cell.
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(node.data(last, t, len), recv.add(off), len);
-                        for m in (0..last).rev() {
-                            red.apply(node.data(m, t, len), recv.add(off), elems);
-                        }
-                    }
-                }
-                Kind::Barrier | Kind::Blocks { .. } => {
-                    unreachable!("only broadcasts and reductions")
-                }
             }
             l.mode = Mode::Chunked {
                 j,
@@ -437,14 +525,120 @@ unsafe fn chunks(
         };
     }
     if gathers {
-        if !may_call_mpi {
+        if !may_call_mpi && !contiguous_receive(kind) {
             // Unpacking a derived type calls the MPI.
             return false;
         }
-        if let Kind::Bcast { buf, .. } = kind {
-            // SAFETY: the packed payload, whole; the caller's buffer.
-            unsafe { buf.unpack_from(l.packed.as_ptr(), l.packed.len()) };
+        match kind {
+            Kind::Bcast { buf, .. } => {
+                // SAFETY: the payload, whole; the caller's buffer.
+                unsafe { buf.unpack_from(l.acc.as_ptr(), l.acc.len()) };
+            }
+            Kind::Blocks {
+                how,
+                pb,
+                recv: Some(r),
+                ..
+            } => {
+                for (m, _) in block_senders(kind, node) {
+                    let into = if *how == How::Scatter {
+                        r.buf
+                    } else {
+                        r.buf.piece(m)
+                    };
+                    // SAFETY: slot m of `acc` holds member m's block;
+                    // the piece is the caller's.
+                    unsafe { into.unpack_from(l.acc.as_ptr().add(m * pb), *pb) };
+                }
+            }
+            _ => {}
         }
+        l.acc = Vec::new();
+    }
+    true
+}
+
+/// Whether a receiver's buffer is dense (unpacking it calls no MPI).
+fn contiguous_receive(kind: &Kind) -> bool {
+    match kind {
+        Kind::Bcast { buf, .. } => buf.d.contig,
+        Kind::Blocks { recv: Some(r), .. } => r.buf.d.contig,
+        _ => true,
+    }
+}
+
+/// Reads chunk `[off, off + len)` of the senders' payloads on step `t`,
+/// if every sender has published it. False: not yet.
+///
+/// # Safety
+/// As [`work`].
+unsafe fn take_chunk(
+    kind: &Kind,
+    node: &Node,
+    t: u64,
+    l: &mut Large,
+    from: Option<usize>,
+    off: usize,
+    len: usize,
+) -> bool {
+    let me = node.me;
+    let ready = |m: usize| m == me || node.published(m, t).is_some();
+    match kind {
+        Kind::Bcast { buf, .. } => {
+            let root = from.expect("a receiving member");
+            if !ready(root) {
+                return false;
+            }
+            let at = node.data(root, t, len);
+            let to = if buf.d.contig {
+                buf.ptr
+            } else {
+                l.acc.as_mut_ptr()
+            };
+            // SAFETY: the root's cell holds `len` bytes; the caller's
+            // dense buffer (or `acc`) holds `bytes`.
+            unsafe { core::ptr::copy_nonoverlapping(at, to.add(off), len) };
+        }
+        Kind::Reduce {
+            recv, red, count, ..
+        } => {
+            let last = from.expect("a receiving member");
+            if !(0..=last).all(ready) {
+                return false;
+            }
+            let elems = len / (l.bytes / *count);
+            // SAFETY: every sender's cell holds `len` bytes of its
+            // contribution; `recv` holds the result's `bytes` and overlaps
+            // no cell.
+            unsafe {
+                core::ptr::copy_nonoverlapping(node.data(last, t, len), recv.add(off), len);
+                for m in (0..last).rev() {
+                    red.apply(node.data(m, t, len), recv.add(off), elems);
+                }
+            }
+        }
+        Kind::Blocks { pb, .. } => {
+            if !block_senders(kind, node).all(|(m, _)| ready(m)) {
+                return false;
+            }
+            for (m, lo) in block_senders(kind, node) {
+                // The part of this chunk inside the block we take.
+                let (a, b) = (off.max(lo), (off + len).min(lo + pb));
+                if a < b {
+                    // SAFETY: member m's cell holds `len` bytes from
+                    // `off`; slot m of `acc` holds `pb`, `a - lo + (b - a)`
+                    // <= pb of them.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            node.data(m, t, len).add(a - off),
+                            l.acc.as_mut_ptr().add(m * pb + (a - lo)),
+                            b - a,
+                        )
+                    };
+                }
+            }
+        }
+        Kind::Barrier => unreachable!("a barrier has no payload"),
     }
     true
 }

@@ -88,9 +88,13 @@ enum Kind {
         how: How,
         /// `None`: every member receives (all-gather, all-to-all).
         root: Option<usize>,
-        /// What this member publishes (a scatter's non-roots publish
-        /// nothing).
+        /// What this member publishes, packed (a scatter's non-roots
+        /// publish nothing; empty for a payload larger than a cell).
         mine: Vec<u8>,
+        /// For a payload larger than a cell: what this member publishes,
+        /// in the caller's buffer, and whether it must be staged even when
+        /// it lies in the heap (see [`large`]).
+        src: Option<(Buf, bool)>,
         /// Bytes of one block.
         pb: usize,
         /// Where this member receives, if it does.
@@ -296,7 +300,7 @@ unsafe fn post(node: &'static Node, comm: ffi::MPI_Comm, kind: Kind, to: To) -> 
         }
     };
     let mut kind = kind;
-    let large = (large::payload(&kind) > node.inline_max).then(|| {
+    let large = (large::payload(&kind, node.n) > node.inline_max).then(|| {
         // SAFETY: per the contract (checked by `large::takes` at the call).
         unsafe { large::prepare(node, &mut kind) }
     });
