@@ -425,22 +425,7 @@ fn coll_nonblocking_large() {
         "nblarge",
         |o, n| {
             check_coll_on_heap(o, n)?;
-            let posted: u64 = o
-                .stdout
-                .lines()
-                .find_map(|l| {
-                    l.split("nonblocking calls per rank: ")
-                        .nth(1)
-                        .and_then(|v| v.trim().parse().ok())
-                })
-                .ok_or("no 'nonblocking calls per rank' line on stdout")?;
-            let v = stats_numbers(&o.stderr, "nonblocking")?;
-            if v.len() != n || v.iter().any(|&x| x != posted) {
-                return Err(format!(
-                    "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted}"
-                ));
-            }
-            Ok(())
+            check_posted_on_heap(o, n)
         },
     );
     let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
@@ -463,6 +448,69 @@ fn coll_nonblocking_large() {
             },
         );
     }
+}
+
+/// The nonblocking "v" collectives (`tests/c/coll_nbvector.c`): Igatherv,
+/// Iscatterv, Iallgatherv and Ialltoallv with counts differing per member
+/// and pair (zeros included), reversed displacements with gaps, small,
+/// 80 KB and 2.2 MiB blocks, in place, a resized type freed while pending,
+/// among an Ibcast and an Iallreduce, on WORLD, a duplicate and a split.
+/// At 2 ranks every call on a communicator of two ran on the heap
+/// (nonblocking= equals the program's count). Then with a 2 MiB heap,
+/// where the large blocks cannot be staged and are read through
+/// cross-memory attach (stage_failed > 0), at 2 and 4 ranks.
+#[test]
+fn coll_nonblocking_vector() {
+    matrix_conformance(
+        "coll_nonblocking_vector",
+        "coll_nbvector",
+        "nbvector",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            check_posted_on_heap(o, n)
+        },
+    );
+    let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
+    for n in [2, 4] {
+        against_stock(
+            "coll_nonblocking_vector (2 MiB heap)",
+            &[("coll_nbvector", "nbvector")],
+            n,
+            &[],
+            &[(Mode::Preload, &full[..])],
+            |o| {
+                let failed = stats_numbers(&o.stderr, "stage_failed")?;
+                if failed.len() != n || failed.iter().all(|&x| x == 0) {
+                    return Err(format!(
+                        "stage_failed= on the ranks' reports: {failed:?}; the large blocks \
+                         must have failed to stage under a 2 MiB heap"
+                    ));
+                }
+                Ok(())
+            },
+        );
+    }
+}
+
+/// The program's "nonblocking calls per rank: N" equals every rank's
+/// nonblocking= count.
+fn check_posted_on_heap(o: &Output, n: usize) -> Result<(), String> {
+    let posted: u64 = o
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split("nonblocking calls per rank: ")
+                .nth(1)
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .ok_or("no 'nonblocking calls per rank' line on stdout")?;
+    let v = stats_numbers(&o.stderr, "nonblocking")?;
+    if v.len() != n || v.iter().any(|&x| x != posted) {
+        return Err(format!(
+            "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted}"
+        ));
+    }
+    Ok(())
 }
 
 /// The nonblocking collectives under `VARIANTS`: with no inline data

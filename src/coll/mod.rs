@@ -63,8 +63,8 @@ pub use nb::{
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 pub use nb::{
-    iallgather, iallreduce, ialltoall, ibarrier, ibcast, iexscan, igather, ireduce,
-    ireduce_scatter_block, iscan, iscatter,
+    iallgather, iallgatherv, iallreduce, ialltoall, ialltoallv, ibarrier, ibcast, iexscan, igather,
+    igatherv, ireduce, ireduce_scatter_block, iscan, iscatter, iscatterv,
 };
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,

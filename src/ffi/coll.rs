@@ -53,6 +53,26 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, request) }
     }
+    /// `MPI_Igatherv`.
+    fn MPI_Igatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, request) }
+    }
+    /// `MPI_Iscatterv`.
+    fn MPI_Iscatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request) }
+    }
+    /// `MPI_Iallgatherv`.
+    fn MPI_Iallgatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request) }
+    }
+    /// `MPI_Ialltoallv`.
+    fn MPI_Ialltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request) }
+    }
     /// `MPI_Ireduce`.
     fn MPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

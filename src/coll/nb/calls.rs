@@ -120,7 +120,7 @@ pub(super) unsafe fn ibcast_to(
 }
 
 /// A duplicate of `dt`, or `None`.
-fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
+pub(super) fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
     // SAFETY: reading an MPI constant.
     let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
     // SAFETY: a valid datatype (its layout was read) and an out-pointer.

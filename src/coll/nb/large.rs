@@ -97,7 +97,7 @@ pub(super) fn takes(node: &Node, kind: &Kind) -> bool {
         Kind::Reduce {
             count, bytes, fold, ..
         } => *fold != Fold::Block && *count > 0 && *bytes / *count <= node.inline_max,
-        Kind::Barrier => false,
+        Kind::Barrier | Kind::Vector(_) => false,
     }
 }
 
@@ -112,7 +112,7 @@ pub(super) fn payload(kind: &Kind, n: usize) -> usize {
             How::Gather => *pb,
             How::Alltoall | How::Scatter => n * *pb,
         },
-        Kind::Barrier => 0,
+        Kind::Barrier | Kind::Vector(_) => 0,
     }
 }
 
@@ -214,7 +214,7 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
                 }
             }
         }
-        Kind::Barrier => unreachable!("a barrier has no payload"),
+        Kind::Barrier | Kind::Vector(_) => unreachable!("no payload here"),
     }
     large.k = bytes.div_ceil(large.chunk) as u64;
     Box::new(large)
@@ -414,7 +414,9 @@ unsafe fn direct(
                 at += n;
             }
         }
-        Kind::Barrier | Kind::Blocks { .. } => unreachable!("only broadcasts and reductions"),
+        Kind::Barrier | Kind::Blocks { .. } | Kind::Vector(_) => {
+            unreachable!("only broadcasts and reductions")
+        }
     }
     true
 }
@@ -638,7 +640,7 @@ unsafe fn take_chunk(
                 }
             }
         }
-        Kind::Barrier => unreachable!("a barrier has no payload"),
+        Kind::Barrier | Kind::Vector(_) => unreachable!("no payload here"),
     }
     true
 }

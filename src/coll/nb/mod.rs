@@ -48,6 +48,7 @@ mod large;
 #[cfg(heapmpi_mpi4_base)]
 mod persist;
 mod reduce;
+mod vector;
 
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
 #[cfg(heapmpi_mpi4_base)]
@@ -56,6 +57,7 @@ pub use persist::{
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter_block, iscan};
+pub use vector::{iallgatherv, ialltoallv, igatherv, iscatterv};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -114,6 +116,8 @@ enum Kind {
         /// Whose contributions, and which part of them.
         fold: Fold,
     },
+    /// A "v" collective (see [`vector`]).
+    Vector(Box<vector::Vop>),
 }
 
 /// What a reduction combines into a member's result.
@@ -260,14 +264,20 @@ pub(super) enum To {
 /// Frees the datatype duplicate `kind` holds for its receive (it will not
 /// run).
 fn release(kind: &Kind) {
-    let held = match kind {
-        Kind::Bcast { held, .. } => *held,
-        Kind::Blocks { recv: Some(r), .. } => r.held,
-        _ => None,
-    };
+    let held = held(kind);
     if let Some(mut t) = held {
         // SAFETY: our duplicate, unused.
         unsafe { ffi::PMPI_Type_free(&mut t) };
+    }
+}
+
+/// The receive datatype duplicate `kind` holds, if any.
+fn held(kind: &Kind) -> Option<ffi::MPI_Datatype> {
+    match kind {
+        Kind::Bcast { held, .. } => *held,
+        Kind::Blocks { recv: Some(r), .. } => r.held,
+        Kind::Vector(v) => v.held(),
+        _ => None,
     }
 }
 
@@ -394,6 +404,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
             let started = !held_back
                 && if p.large.is_some() {
                     large::begin(p)
+                } else if let Kind::Vector(_) = p.kind {
+                    vector::begin(p)
                 } else {
                     // SAFETY: the operation's buffers are the caller's
                     // until it completes (`post`).
@@ -403,7 +415,7 @@ fn run(st: &mut State, may_call_mpi: bool) {
                 k += 1;
                 continue;
             }
-            if p.large.is_some() {
+            if p.large.is_some() || matches!(p.kind, Kind::Vector(_)) {
                 p.phase = Phase::Published;
             }
         }
@@ -413,6 +425,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
             let worked = unsafe {
                 if p.large.is_some() {
                     large::work(p, first, may_call_mpi)
+                } else if let Kind::Vector(_) = p.kind {
+                    vector::work(p, may_call_mpi)
                 } else {
                     work(p, may_call_mpi)
                 }
@@ -421,7 +435,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
                 p.phase = Phase::Worked;
             }
         }
-        let drains = p.large.as_ref().is_some_and(|l| l.drains());
+        let drains = p.large.as_ref().is_some_and(|l| l.drains())
+            || matches!(&p.kind, Kind::Vector(v) if v.drains());
         if p.phase == Phase::Worked && !p.delivered && !drains {
             deliver(p, done);
         }
@@ -451,12 +466,7 @@ fn run(st: &mut State, may_call_mpi: bool) {
 /// Completes `p`'s request.
 fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
     p.delivered = true;
-    let held = match &p.kind {
-        Kind::Bcast { held, .. } => *held,
-        Kind::Blocks { recv: Some(r), .. } => r.held,
-        _ => None,
-    };
-    if let Some(mut t) = held {
+    if let Some(mut t) = held(&p.kind) {
         // SAFETY: our duplicate, no longer used; a receiving member
         // holding one gets here only where the MPI may be called (it
         // unpacks only there).
@@ -475,6 +485,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
     let me = node.me;
     let writes = match &p.kind {
         Kind::Barrier => false,
+        Kind::Vector(_) => unreachable!("see `vector::begin`"),
         Kind::Bcast { root, .. } => *root == me,
         Kind::Reduce { .. } => true,
         Kind::Blocks { how, root, .. } => *how != How::Scatter || *root == Some(me),
@@ -485,6 +496,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
     p.phase = Phase::Published;
     match &p.kind {
         Kind::Barrier => node.flag(s),
+        Kind::Vector(_) => unreachable!("see `vector::begin`"),
         Kind::Bcast {
             root, buf, packed, ..
         } => {
@@ -551,6 +563,7 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
     let all = || (0..node.n).all(|m| m == me || node.published(m, s).is_some());
     match &p.kind {
         Kind::Barrier => all(),
+        Kind::Vector(_) => unreachable!("see `vector::work`"),
         Kind::Bcast { root, buf, .. } => {
             if !buf.d.contig && !may_call_mpi {
                 // Unpacking a derived type calls the MPI.

@@ -1,0 +1,640 @@
+//! The nonblocking "v" collectives: `MPI_Igatherv`, `MPI_Iscatterv`,
+//! `MPI_Iallgatherv` and `MPI_Ialltoallv`, where counts and displacements
+//! differ per member.
+//!
+//! Only some members know every count (the root of `Igatherv` and
+//! `Iscatterv`, each member its own row of `Ialltoallv`), so, as the
+//! blocking forms do ([`super::super::vector`]), every member that sends
+//! publishes one step: the address of a table of (address, length) pairs,
+//! one per member, saying where the block for that member lies. Each
+//! receiver looks up its entry in the table of every member it receives
+//! from and copies once, straight from the sender's buffer when it is a
+//! dense run inside the heap, else from a packed copy in the same staging
+//! allocation as the table. A sender's request completes once every member
+//! is done with the step (its buffer is read until then).
+//!
+//! A member cannot ask the others to hand such a call to the real MPI
+//! half-way, so when it gets no staging memory (heap full) it publishes a
+//! private table instead, with its blocks in its own buffers or in a
+//! private packed copy, marked for reading through cross-memory attach
+//! (`process_vm_readv`, [`crate::sys::cma`]): the single-copy fallback the
+//! point-to-point engine takes for the same reason (Open MPI's `smsc/cma`
+//! does the same for its single-copy path).
+
+use core::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use mpi_sys as ffi;
+
+use super::super::{in_place, rank_ok, Buf, Stage};
+use super::calls::{dup, queue_or};
+use super::{nb_node, Kind, Pending, To};
+use crate::comm::node::Node;
+
+/// Which call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum VHow {
+    Gatherv,
+    Scatterv,
+    Allgatherv,
+    Alltoallv,
+}
+
+/// One pending v collective on this member.
+pub(super) struct Vop {
+    how: VHow,
+    /// What this member publishes, if it sends.
+    offer: Option<Offer>,
+    /// Where this member receives from each member (`None`: nothing, or
+    /// its own block is in place).
+    recv: Vec<Option<Buf>>,
+    /// A duplicate of the receive datatype, if derived (the program may
+    /// free its own while the call is pending).
+    held: Option<ffi::MPI_Datatype>,
+}
+
+/// A sender's table, and what keeps its blocks alive.
+struct Offer {
+    /// Where the table of `n` (address, length) pairs lies.
+    table: *const [u64; 2],
+    /// 0 when the table and blocks are in the heap; else this process's
+    /// id + 1: read them through cross-memory attach.
+    cma: u64,
+    /// The staging allocation (table, then packed blocks), if any.
+    _stage: Option<Stage>,
+    /// The private table and packed blocks, when there is no stage.
+    _private: Option<(Vec<[u64; 2]>, Vec<u8>)>,
+}
+
+impl Vop {
+    /// Whether the other members read this member's memory (its request
+    /// must wait until they are all done).
+    pub(super) fn drains(&self) -> bool {
+        self.offer.is_some()
+    }
+
+    /// The datatype duplicate it holds, if any.
+    pub(super) fn held(&self) -> Option<ffi::MPI_Datatype> {
+        self.held
+    }
+}
+
+/// Builds this member's offer of `blocks` (one per member; `None` or
+/// empty: nothing for it), at the call. `stage_always`: a block in the
+/// heap is staged anyway (the member overwrites it while others read).
+///
+/// # Safety
+/// The blocks are the caller's buffers.
+unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool) -> Offer {
+    let n = blocks.len();
+    let direct = |b: &Buf| (!stage_always).then(|| b.shared()).flatten();
+    // One staging allocation: the table, then the blocks that are not read
+    // in place (16-byte aligned each). An identical block (all-gather)
+    // is staged once.
+    let mut packed_len = 0usize;
+    let mut at = vec![usize::MAX; n];
+    for (m, b) in blocks.iter().enumerate() {
+        let Some(b) = b else { continue };
+        if b.bytes() == 0 || direct(b).is_some() {
+            continue;
+        }
+        if let Some(k) = (0..m).find(|&k| same(&blocks[k], b)) {
+            at[m] = at[k];
+            continue;
+        }
+        at[m] = packed_len;
+        packed_len += b.bytes().next_multiple_of(16);
+    }
+    let head = (n * 16).next_multiple_of(64);
+    let fill = |table: &mut [[u64; 2]], data: *mut u8| {
+        for (m, b) in blocks.iter().enumerate() {
+            table[m] = match b {
+                Some(b) if b.bytes() > 0 => match direct(b) {
+                    Some(p) => [p as u64, b.bytes() as u64],
+                    None => [data.wrapping_add(at[m]) as u64, b.bytes() as u64],
+                },
+                _ => [0, 0],
+            };
+        }
+        for (m, b) in blocks.iter().enumerate() {
+            if let Some(b) = b {
+                if at[m] != usize::MAX && (0..m).all(|k| at[k] != at[m]) {
+                    // SAFETY: the caller's buffer; `data + at[m]` has room
+                    // for its packed bytes.
+                    unsafe { b.pack_to(data.add(at[m])) };
+                }
+            }
+        }
+    };
+    if let Some(st) = Stage::new(head + packed_len) {
+        // SAFETY: the stage has room for the table (`head` bytes) and the
+        // packed blocks after it; 64-byte aligned.
+        let table = unsafe { core::slice::from_raw_parts_mut(st.0 as *mut [u64; 2], n) };
+        // SAFETY: within the stage.
+        fill(table, unsafe { st.0.add(head) });
+        return Offer {
+            table: st.0 as *const [u64; 2],
+            cma: 0,
+            _stage: Some(st),
+            _private: None,
+        };
+    }
+    // No shared memory: a private table; dense blocks are read where they
+    // are, the others from a private packed copy.
+    let mut table = vec![[0u64; 2]; n];
+    let mut data = vec![0u8; packed_len];
+    for (m, b) in blocks.iter().enumerate() {
+        let Some(b) = b else { continue };
+        if b.bytes() == 0 {
+            continue;
+        }
+        if b.d.contig && !stage_always {
+            table[m] = [b.ptr as u64, b.bytes() as u64];
+            at[m] = usize::MAX;
+        }
+    }
+    let base = data.as_mut_ptr();
+    for (m, b) in blocks.iter().enumerate() {
+        let Some(b) = b else { continue };
+        if at[m] == usize::MAX || b.bytes() == 0 {
+            continue;
+        }
+        if (0..m).all(|k| at[k] != at[m]) {
+            // SAFETY: the caller's buffer; `base + at[m]` has room.
+            unsafe { b.pack_to(base.add(at[m])) };
+        }
+        table[m] = [base.wrapping_add(at[m]) as u64, b.bytes() as u64];
+    }
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u64;
+    Offer {
+        table: table.as_ptr(),
+        cma: pid + 1,
+        _stage: None,
+        _private: Some((table, data)),
+    }
+}
+
+/// Whether two blocks describe the same bytes (an all-gather's one block,
+/// repeated for every member).
+fn same(a: &Option<Buf>, b: &Buf) -> bool {
+    a.as_ref()
+        .is_some_and(|a| a.ptr == b.ptr && a.count == b.count && a.dt == b.dt)
+}
+
+/// The block `b` at `displ` elements of `base`'s datatype from `base`.
+fn at(base: &Buf, displ: c_int, count: c_int) -> Option<Buf> {
+    (count >= 0).then(|| Buf {
+        ptr: base
+            .ptr
+            .wrapping_offset(displ as isize * base.l.extent as isize),
+        count: count as usize,
+        ..*base
+    })
+}
+
+/// A receive datatype for the blocks: `dt` itself, or a held duplicate
+/// when derived. `None`: it could not be duplicated.
+fn holding(base: Buf) -> Option<(Buf, Option<ffi::MPI_Datatype>)> {
+    if base.d.contig {
+        return Some((base, None));
+    }
+    let t = dup(base.dt)?;
+    Some((Buf { dt: t, ..base }, Some(t)))
+}
+
+/// Builds the operation at the call (checks every argument it uses;
+/// `None`: the real MPI's call).
+///
+/// # Safety
+/// The caller's arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn plan(
+    how: VHow,
+    node: &Node,
+    sbuf: *const c_void,
+    scounts: Option<*const c_int>,
+    scount: c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: Option<*const c_int>,
+    rcount: c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: Option<c_int>,
+) -> Option<Kind> {
+    let (me, n) = (node.me, node.n);
+    let root = match root {
+        Some(r) => Some(rank_ok(r, n)?),
+        None => None,
+    };
+    let is_root = root == Some(me);
+    // SAFETY: the caller's count and displacement arrays hold `n` entries
+    // where MPI says they are significant (checked non-null first).
+    let entry = |a: *const c_int, m: usize| unsafe { *a.add(m) };
+    let arr = |a: Option<*const c_int>| a.filter(|p| !p.is_null());
+    let sin = sbuf == in_place();
+    let rin = core::ptr::eq(rbuf, in_place());
+    let (mut blocks, mut recv): (Vec<Option<Buf>>, Vec<Option<Buf>>) =
+        (vec![None; n], vec![None; n]);
+    let mut held = None;
+    let mut stage_always = false;
+    let mut recv_base = |count: c_int| -> Option<Buf> {
+        let (b, h) = holding(Buf::new(rbuf, count, rdt)?)?;
+        held = h;
+        Some(b)
+    };
+    match how {
+        VHow::Gatherv => {
+            let root = root?;
+            if sin && !is_root {
+                return None;
+            }
+            if is_root {
+                let (rc, rd) = (arr(rcounts)?, rdispls);
+                if rd.is_null() {
+                    return None;
+                }
+                let base = recv_base(0)?;
+                for (m, slot) in recv.iter_mut().enumerate() {
+                    if m == me && sin {
+                        continue;
+                    }
+                    *slot = Some(at(&base, entry(rd, m), entry(rc, m))?);
+                }
+            }
+            if !(is_root && sin) {
+                blocks[root] = Some(Buf::new(sbuf, scount, sdt)?);
+            }
+        }
+        VHow::Scatterv => {
+            let root = root?;
+            if is_root {
+                let (sc, sd) = (arr(scounts)?, sdispls);
+                if sd.is_null() {
+                    return None;
+                }
+                let base = Buf::new(sbuf, 0, sdt)?;
+                for (m, slot) in blocks.iter_mut().enumerate() {
+                    *slot = Some(at(&base, entry(sd, m), entry(sc, m))?);
+                }
+                if !rin {
+                    let mine = Buf::new(rbuf, rcount, rdt)?;
+                    // The root's own block, now.
+                    // SAFETY: the caller's buffers.
+                    unsafe { blocks[me].as_ref()?.copy_to(&mine) };
+                }
+                blocks[me] = None;
+            } else {
+                recv[root] = Some(recv_base(rcount)?);
+            }
+        }
+        VHow::Allgatherv => {
+            let (rc, rd) = (arr(rcounts)?, rdispls);
+            if rd.is_null() {
+                return None;
+            }
+            let base = recv_base(0)?;
+            for (m, slot) in recv.iter_mut().enumerate() {
+                if m == me && sin {
+                    continue;
+                }
+                *slot = Some(at(&base, entry(rd, m), entry(rc, m))?);
+            }
+            let mine = if sin {
+                // Our block in place in the receive buffer: the others read
+                // it while we write the other blocks.
+                at(&Buf::new(rbuf, 0, rdt)?, entry(rd, me), entry(rc, me))?
+            } else {
+                Buf::new(sbuf, scount, sdt)?
+            };
+            blocks.iter_mut().for_each(|b| *b = Some(mine));
+        }
+        VHow::Alltoallv => {
+            let (rc, rd) = (arr(rcounts)?, rdispls);
+            if rd.is_null() {
+                return None;
+            }
+            let base = recv_base(0)?;
+            for (m, slot) in recv.iter_mut().enumerate() {
+                *slot = Some(at(&base, entry(rd, m), entry(rc, m))?);
+            }
+            let (sbase, sc, sd) = if sin {
+                // In place: the blocks we send are where we receive, and
+                // we overwrite them while the others read (staged).
+                stage_always = true;
+                (Buf::new(rbuf, 0, rdt)?, rc, rd)
+            } else {
+                (Buf::new(sbuf, 0, sdt)?, arr(scounts)?, sdispls)
+            };
+            if sd.is_null() {
+                return None;
+            }
+            for (m, slot) in blocks.iter_mut().enumerate() {
+                *slot = Some(at(&sbase, entry(sd, m), entry(sc, m))?);
+            }
+        }
+    }
+    let sends = blocks.iter().any(|b| b.is_some());
+    // SAFETY: the caller's buffers.
+    let offer = sends.then(|| unsafe { offer(&blocks, stage_always) });
+    Some(Kind::Vector(Box::new(Vop {
+        how,
+        offer,
+        recv,
+        held,
+    })))
+}
+
+/// Publishes this member's table on the operation's step, if it sends.
+/// False: its cell is not free yet.
+pub(super) fn begin(p: &mut Pending) -> bool {
+    let (node, s) = (p.node, p.s);
+    let Kind::Vector(v) = &p.kind else {
+        unreachable!("a v collective")
+    };
+    if let Some(o) = &v.offer {
+        if !node.gate_open(s) {
+            return false;
+        }
+        node.publish(s, o.table as u64, node.n as u64, o.cma);
+    }
+    true
+}
+
+/// Reads this member's blocks once every member it receives from has
+/// published; true when done.
+///
+/// # Safety
+/// `p`'s buffers are the caller's (see `post`).
+pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
+    let (node, s) = (p.node, p.s);
+    let me = node.me;
+    let Kind::Vector(v) = &p.kind else {
+        unreachable!("a v collective")
+    };
+    let _ = v.how;
+    let from = |m: usize| v.recv[m].is_some();
+    if !(0..node.n).all(|m| !from(m) || m == me || node.published(m, s).is_some()) {
+        return false;
+    }
+    if !may_call_mpi && v.recv.iter().flatten().any(|b| !b.d.contig) {
+        // Unpacking a derived type calls the MPI.
+        return false;
+    }
+    for (m, b) in v.recv.iter().enumerate() {
+        let Some(b) = b else { continue };
+        let (table, cma) = if m == me {
+            let o = v
+                .offer
+                .as_ref()
+                .expect("a member receiving from itself sends");
+            (o.table as u64, 0)
+        } else {
+            let c = node.cell(m, s);
+            // Relaxed: ordered by the Acquire in `published`.
+            (
+                c.addr.load(Ordering::Relaxed),
+                c.aux.load(Ordering::Relaxed),
+            )
+        };
+        // SAFETY: the sender's table holds `n` entries and its blocks
+        // stay readable until every member finished the step; the piece
+        // is the caller's.
+        unsafe { read_block(table, cma, me, b) };
+    }
+    true
+}
+
+/// Reads entry `me` of a table at `table` (in the heap when `cma` is 0,
+/// else in process `cma - 1`) and its block into `b`.
+///
+/// # Safety
+/// As [`work`].
+unsafe fn read_block(table: u64, cma: u64, me: usize, b: &Buf) {
+    let entry_at = table as usize + me * 16;
+    let mut e = [0u64; 2];
+    if cma == 0 {
+        // SAFETY: per the contract.
+        e = unsafe { *(entry_at as *const [u64; 2]) };
+    } else {
+        // SAFETY: `e` has room for 16 bytes.
+        unsafe { cma_read(cma, entry_at, e.as_mut_ptr().cast(), 16) };
+    }
+    let len = (e[1] as usize).min(b.bytes());
+    if len == 0 {
+        return;
+    }
+    if cma == 0 {
+        // SAFETY: the block holds `e[1]` bytes.
+        unsafe { b.unpack_from(e[0] as *const u8, len) };
+    } else if b.d.contig {
+        // SAFETY: the caller's dense piece holds `bytes()` >= len.
+        unsafe { cma_read(cma, e[0] as usize, b.ptr, len) };
+    } else {
+        let mut tmp = vec![0u8; len];
+        // SAFETY: `tmp` has room; then unpacked from it.
+        unsafe {
+            cma_read(cma, e[0] as usize, tmp.as_mut_ptr(), len);
+            b.unpack_from(tmp.as_ptr(), len);
+        }
+    }
+}
+
+/// Reads `len` bytes at `remote` in process `cma - 1`.
+///
+/// # Safety
+/// `local` has room for `len` bytes.
+unsafe fn cma_read(cma: u64, remote: usize, local: *mut u8, len: usize) {
+    let pid = (cma - 1) as i32;
+    // SAFETY: per the contract.
+    if !unsafe { crate::sys::cma::read(pid, remote, local, len) } {
+        crate::eprint_noalloc!(
+            "heapmpi: error: cannot read a nonblocking collective's data from process {} \
+             (process_vm_readv: errno {}); shared heap exhausted and cross-memory attach refused",
+            pid,
+            crate::sys::errno()
+        );
+    }
+}
+
+/// `MPI_Igatherv`.
+///
+/// # Safety
+/// As `MPI_Igatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn igatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = nb_node(comm).and_then(|node| {
+            let k = plan(
+                VHow::Gatherv,
+                node,
+                sbuf,
+                None,
+                scount,
+                core::ptr::null(),
+                sdt,
+                rbuf,
+                Some(rcounts),
+                0,
+                displs,
+                rdt,
+                Some(root),
+            )?;
+            Some((node, k))
+        });
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Igatherv(
+                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, rq,
+            )
+        })
+    }
+}
+
+/// `MPI_Iscatterv`.
+///
+/// # Safety
+/// As `MPI_Iscatterv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iscatterv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = nb_node(comm).and_then(|node| {
+            let k = plan(
+                VHow::Scatterv,
+                node,
+                sbuf,
+                Some(scounts),
+                0,
+                displs,
+                sdt,
+                rbuf,
+                None,
+                rcount,
+                core::ptr::null(),
+                rdt,
+                Some(root),
+            )?;
+            Some((node, k))
+        });
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Iscatterv(
+                sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, rq,
+            )
+        })
+    }
+}
+
+/// `MPI_Iallgatherv`.
+///
+/// # Safety
+/// As `MPI_Iallgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iallgatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = nb_node(comm).and_then(|node| {
+            let k = plan(
+                VHow::Allgatherv,
+                node,
+                sbuf,
+                None,
+                scount,
+                core::ptr::null(),
+                sdt,
+                rbuf,
+                Some(rcounts),
+                0,
+                displs,
+                rdt,
+                None,
+            )?;
+            Some((node, k))
+        });
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
+        })
+    }
+}
+
+/// `MPI_Ialltoallv`.
+///
+/// # Safety
+/// As `MPI_Ialltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = nb_node(comm).and_then(|node| {
+            let k = plan(
+                VHow::Alltoallv,
+                node,
+                sbuf,
+                Some(scounts),
+                0,
+                sdispls,
+                sdt,
+                rbuf,
+                Some(rcounts),
+                0,
+                rdispls,
+                rdt,
+                None,
+            )?;
+            Some((node, k))
+        });
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ialltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
+        })
+    }
+}
