@@ -64,13 +64,17 @@ struct Offer {
     _stage: Option<Stage>,
     /// The private table and packed blocks, when there is no stage.
     _private: Option<(Vec<[u64; 2]>, Vec<u8>)>,
+    /// A small offer, copied into the cell at the step: the table (its
+    /// entries hold offsets from its start) and the packed blocks after
+    /// it. Nobody reads this member's memory then.
+    inline: Option<Vec<u64>>,
 }
 
 impl Vop {
     /// Whether the other members read this member's memory (its request
     /// must wait until they are all done).
     pub(super) fn drains(&self) -> bool {
-        self.offer.is_some()
+        self.offer.as_ref().is_some_and(|o| o.inline.is_none())
     }
 
     /// The datatype duplicate it holds, if any.
@@ -80,13 +84,19 @@ impl Vop {
 }
 
 /// Builds this member's offer of `blocks` (one per member; `None` or
-/// empty: nothing for it), at the call. `stage_always`: a block in the
-/// heap is staged anyway (the member overwrites it while others read).
+/// empty: nothing for it), at the call: inline in its cell when the table
+/// and the packed blocks fit `inline_max` bytes, else in the heap.
+/// `stage_always`: a block in the heap is staged anyway (the member
+/// overwrites it while others read).
 ///
 /// # Safety
 /// The blocks are the caller's buffers.
-unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool) -> Offer {
+unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool, inline_max: usize) -> Offer {
     let n = blocks.len();
+    // SAFETY: per the contract.
+    if let Some(o) = unsafe { small(blocks, inline_max) } {
+        return o;
+    }
     let direct = |b: &Buf| (!stage_always).then(|| b.shared()).flatten();
     // One staging allocation: the table, then the blocks that are not read
     // in place (16-byte aligned each). An identical block (all-gather)
@@ -137,6 +147,7 @@ unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool) -> Offer {
             cma: 0,
             _stage: Some(st),
             _private: None,
+            inline: None,
         };
     }
     // No shared memory: a private table; dense blocks are read where they
@@ -172,7 +183,54 @@ unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool) -> Offer {
         cma: pid + 1,
         _stage: None,
         _private: Some((table, data)),
+        inline: None,
     }
+}
+
+/// [`offer`] inline, if the table and the packed blocks (an identical
+/// block once) fit `inline_max` bytes.
+///
+/// # Safety
+/// As [`offer`].
+unsafe fn small(blocks: &[Option<Buf>], inline_max: usize) -> Option<Offer> {
+    let n = blocks.len();
+    let mut at = vec![usize::MAX; n];
+    let mut len = n * 16;
+    for (m, b) in blocks.iter().enumerate() {
+        let Some(b) = b.filter(|b| b.bytes() > 0) else {
+            continue;
+        };
+        if let Some(k) = (0..m).find(|&k| same(&blocks[k], &b)) {
+            at[m] = at[k];
+            continue;
+        }
+        at[m] = len;
+        len += b.bytes().next_multiple_of(8);
+        if len > inline_max {
+            return None;
+        }
+    }
+    let mut v = vec![0u64; len / 8];
+    let base = v.as_mut_ptr() as *mut u8;
+    for (m, b) in blocks.iter().enumerate() {
+        let Some(b) = b.filter(|b| b.bytes() > 0) else {
+            continue;
+        };
+        v[2 * m] = at[m] as u64;
+        v[2 * m + 1] = b.bytes() as u64;
+        if (0..m).all(|k| at[k] != at[m]) {
+            // SAFETY: the caller's buffer; `v` has room for its packed
+            // bytes at `at[m]`.
+            unsafe { b.pack_to(base.add(at[m])) };
+        }
+    }
+    Some(Offer {
+        table: core::ptr::null(),
+        cma: 0,
+        _stage: None,
+        _private: None,
+        inline: Some(v),
+    })
 }
 
 /// Whether two blocks describe the same bytes (an all-gather's one block,
@@ -338,7 +396,7 @@ unsafe fn plan(
     }
     let sends = blocks.iter().any(|b| b.is_some());
     // SAFETY: the caller's buffers.
-    let offer = sends.then(|| unsafe { offer(&blocks, stage_always) });
+    let offer = sends.then(|| unsafe { offer(&blocks, stage_always, node.inline_max) });
     Some(Kind::Vector(Box::new(Vop {
         how,
         offer,
@@ -358,9 +416,35 @@ pub(super) fn begin(p: &mut Pending) -> bool {
         if !node.gate_open(s) {
             return false;
         }
-        node.publish(s, o.table as u64, node.n as u64, o.cma);
+        match &o.inline {
+            Some(t) => {
+                let len = t.len() * 8;
+                // SAFETY: our cell holds `inline_max` >= len bytes
+                // (checked in `small`).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        t.as_ptr() as *const u8,
+                        node.data(node.me, s, len),
+                        len,
+                    )
+                };
+                node.publish(s, 0, len as u64, 0);
+            }
+            None => node.publish(s, o.table as u64, node.n as u64, o.cma),
+        }
     }
     true
+}
+
+/// Where a sender's table is.
+#[derive(Clone, Copy)]
+enum Table {
+    /// In a cell or in our own memory: entries are offsets from it.
+    Inline(*const u8),
+    /// In the heap at this address: entries are addresses.
+    Shared(u64),
+    /// In process `pid` at this address: entries are its addresses.
+    Cma(u64, i32),
 }
 
 /// Reads this member's blocks once every member it receives from has
@@ -385,69 +469,82 @@ pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
     }
     for (m, b) in v.recv.iter().enumerate() {
         let Some(b) = b else { continue };
-        let (table, cma) = if m == me {
+        let table = if m == me {
             let o = v
                 .offer
                 .as_ref()
                 .expect("a member receiving from itself sends");
-            (o.table as u64, 0)
+            match &o.inline {
+                Some(t) => Table::Inline(t.as_ptr() as *const u8),
+                // Our own memory, private or shared, read directly.
+                None => Table::Shared(o.table as u64),
+            }
         } else {
             let c = node.cell(m, s);
             // Relaxed: ordered by the Acquire in `published`.
-            (
+            let (addr, len, aux) = (
                 c.addr.load(Ordering::Relaxed),
+                c.len.load(Ordering::Relaxed),
                 c.aux.load(Ordering::Relaxed),
-            )
+            );
+            match (addr, aux) {
+                (0, _) => Table::Inline(node.data(m, s, len as usize)),
+                (a, 0) => Table::Shared(a),
+                (a, pid) => Table::Cma(a, (pid - 1) as i32),
+            }
         };
         // SAFETY: the sender's table holds `n` entries and its blocks
-        // stay readable until every member finished the step; the piece
-        // is the caller's.
-        unsafe { read_block(table, cma, me, b) };
+        // stay readable until every member finished the step (inline:
+        // its cell until then); the piece is the caller's.
+        unsafe { read_block(table, me, b) };
     }
     true
 }
 
-/// Reads entry `me` of a table at `table` (in the heap when `cma` is 0,
-/// else in process `cma - 1`) and its block into `b`.
+/// Reads entry `me` of `table` and its block into `b`.
 ///
 /// # Safety
 /// As [`work`].
-unsafe fn read_block(table: u64, cma: u64, me: usize, b: &Buf) {
-    let entry_at = table as usize + me * 16;
+unsafe fn read_block(table: Table, me: usize, b: &Buf) {
     let mut e = [0u64; 2];
-    if cma == 0 {
-        // SAFETY: per the contract.
-        e = unsafe { *(entry_at as *const [u64; 2]) };
-    } else {
+    match table {
+        // SAFETY: per the contract; 8-byte aligned (a cell's data, a
+        // `Vec<u64>` or a stage).
+        Table::Inline(t) => e = unsafe { *(t.add(me * 16) as *const [u64; 2]) },
+        // SAFETY: as above.
+        Table::Shared(t) => e = unsafe { *((t as usize + me * 16) as *const [u64; 2]) },
         // SAFETY: `e` has room for 16 bytes.
-        unsafe { cma_read(cma, entry_at, e.as_mut_ptr().cast(), 16) };
+        Table::Cma(t, pid) => unsafe {
+            cma_read(pid, t as usize + me * 16, e.as_mut_ptr().cast(), 16)
+        },
     }
     let len = (e[1] as usize).min(b.bytes());
     if len == 0 {
         return;
     }
-    if cma == 0 {
+    match table {
+        // SAFETY: the block holds `e[1]` bytes at that offset.
+        Table::Inline(t) => unsafe { b.unpack_from(t.add(e[0] as usize), len) },
         // SAFETY: the block holds `e[1]` bytes.
-        unsafe { b.unpack_from(e[0] as *const u8, len) };
-    } else if b.d.contig {
+        Table::Shared(_) => unsafe { b.unpack_from(e[0] as *const u8, len) },
         // SAFETY: the caller's dense piece holds `bytes()` >= len.
-        unsafe { cma_read(cma, e[0] as usize, b.ptr, len) };
-    } else {
-        let mut tmp = vec![0u8; len];
-        // SAFETY: `tmp` has room; then unpacked from it.
-        unsafe {
-            cma_read(cma, e[0] as usize, tmp.as_mut_ptr(), len);
-            b.unpack_from(tmp.as_ptr(), len);
+        Table::Cma(_, pid) if b.d.contig => unsafe { cma_read(pid, e[0] as usize, b.ptr, len) },
+        Table::Cma(_, pid) => {
+            let mut tmp = vec![0u8; len];
+            // SAFETY: `tmp` has room; then unpacked from it.
+            unsafe {
+                cma_read(pid, e[0] as usize, tmp.as_mut_ptr(), len);
+                b.unpack_from(tmp.as_ptr(), len);
+            }
         }
     }
 }
 
-/// Reads `len` bytes at `remote` in process `cma - 1`.
+/// Reads `len` bytes at `remote` in process `pid`.
 ///
 /// # Safety
 /// `local` has room for `len` bytes.
-unsafe fn cma_read(cma: u64, remote: usize, local: *mut u8, len: usize) {
-    let pid = (cma - 1) as i32;
+unsafe fn cma_read(pid: i32, remote: usize, local: *mut u8, len: usize) {
     // SAFETY: per the contract.
     if !unsafe { crate::sys::cma::read(pid, remote, local, len) } {
         crate::eprint_noalloc!(
