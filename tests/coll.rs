@@ -492,6 +492,27 @@ fn coll_nonblocking_vector() {
     }
 }
 
+/// The nonblocking neighbourhood collectives (`tests/c/coll_nbneighbor.c`):
+/// Ineighbor_allgather(v) and _alltoall(v) (and _alltoallw, the real
+/// MPI's) as the first collectives of a periodic ring, a 2-D grid, a graph
+/// and a distributed graph, at 3, 1000 and 300001 ints per block, a
+/// resized receive type freed while pending, with ambiguous
+/// neighbourhoods at 2 and 4 ranks (paired as each MPI pairs its
+/// nonblocking forms). At 2 ranks every call heapmpi takes ran on the heap
+/// (nonblocking= equals the program's count).
+#[test]
+fn coll_nonblocking_neighborhood() {
+    matrix_conformance(
+        "coll_nonblocking_neighborhood",
+        "coll_nbneighbor",
+        "nbneighbor",
+        |o, n| {
+            check_coll_on_heap(o, n)?;
+            check_posted_on_heap(o, n)
+        },
+    );
+}
+
 /// The program's "nonblocking calls per rank: N" equals every rank's
 /// nonblocking= count.
 fn check_posted_on_heap(o: &Output, n: usize) -> Result<(), String> {

@@ -25,9 +25,10 @@
 //! (or whose graph does not pair up), `MPI_IN_PLACE` (erroneous here),
 //! negative counts, and a member that could not stage its buffer (then all
 //! of them, half-way, as in `vector.rs`). `MPI_Neighbor_alltoallw` runs the
-//! same way, each block with its own datatype. The nonblocking and
-//! persistent forms are the real MPI's; they never match one of these, so
-//! mixing them is safe.
+//! same way, each block with its own datatype. The nonblocking forms but
+//! `MPI_Ineighbor_alltoallw` run over the nonblocking collectives' flags
+//! (`nb/neighbor.rs`); the persistent forms are the real MPI's; they never
+//! match one of these, so mixing them is safe.
 
 use core::ffi::{c_int, c_void};
 
@@ -55,7 +56,7 @@ fn setup(comm: ffi::MPI_Comm) -> Option<(&'static Node, &'static Neighbors)> {
 /// What each call moves, and how its blocks pair up in the MPI heapmpi
 /// serves (see [`crate::comm::topo`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Call {
+pub(super) enum Call {
     /// One send block for every neighbour (`Neighbor_allgather(v)`).
     Gather,
     /// `Neighbor_alltoall`.
@@ -68,7 +69,7 @@ impl Call {
     /// How this call's blocks pair up on `nb` in the MPI served, or `None`
     /// (the real MPI's call) where that is not known. The same answer on
     /// every rank: the library, the topology and its ambiguity are.
-    fn pairing(self, nb: &Neighbors) -> Option<Pairing> {
+    pub(super) fn pairing(self, nb: &Neighbors) -> Option<Pairing> {
         // One block, or each pair of ranks meeting once: every pairing
         // names the same block.
         if self == Call::Gather || !nb.ambiguous {
@@ -80,6 +81,19 @@ impl Call {
             Exchange::Alltoallv
         };
         topo::stock_pairing(crate::version::library_version(), nb.kind, call)
+    }
+
+    /// [`Call::pairing`] for the nonblocking form of the call.
+    pub(super) fn pairing_nonblocking(self, nb: &Neighbors) -> Option<Pairing> {
+        if self == Call::Gather || !nb.ambiguous {
+            return Some(Pairing::InOrder);
+        }
+        let call = if self == Call::Alltoall {
+            Exchange::Alltoall
+        } else {
+            Exchange::Alltoallv
+        };
+        topo::stock_pairing_nonblocking(crate::version::library_version(), nb.kind, call)
     }
 }
 

@@ -470,6 +470,15 @@ fn register_new(comm: ffi::MPI_Comm, node: Option<ffi::MPI_Comm>) {
             let _ = info
                 .nb
                 .set(node::Node::adopt_flat(&info, agreed[2] as *mut u8));
+            // A topology's neighbourhood, read now for the same reason:
+            // a nonblocking neighbourhood collective may come first (see
+            // `coll::nb::neighbor`). Collective over `comm`: every member
+            // gets here (`eager` is agreed, the topology the
+            // communicator's).
+            if topo::kind(comm).is_some() {
+                let (r, n) = (info.rank, info.size);
+                let _ = info.topo.set(topo::gather(comm, r, n));
+            }
         }
         attach(comm, info);
     }

@@ -34,6 +34,11 @@
 //!   neighbourhood goes to the real MPI there. Without repeated neighbours
 //!   every reading agrees.
 //! - With one send block (`MPI_Neighbor_allgather(v)`) all agree.
+//! - The nonblocking forms ([`stock_pairing_nonblocking`]) run elsewhere in
+//!   the MPIs: Open MPI 4.1's in `libnbc`, which matches every topology in
+//!   order, Cartesian grids included (measured with
+//!   `tests/c/coll_nbneighbor.c`: a periodic ring of 2 and a 2x2 grid
+//!   periodic in one dimension); MPICH 4.0's as its blocking forms.
 //!
 //! Only the own lists are local knowledge (for a distributed graph), so the
 //! first neighbourhood collective on a communicator gathers every rank's
@@ -122,6 +127,18 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
             _ => None,
         },
         Library::IntelMpi(_) | Library::Other => None,
+    }
+}
+
+/// [`stock_pairing`] for the nonblocking forms (`MPI_Ineighbor_*`), where
+/// measured: Open MPI 4.1 pairs in order on every topology (its `libnbc`),
+/// MPICH 4.0 as its blocking forms; elsewhere (Open MPI 5.0, MPICH 5,
+/// Intel MPI) unknown, so an ambiguous neighbourhood goes to the real MPI.
+pub fn stock_pairing_nonblocking(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
+    match crate::version::parse(lib) {
+        Library::OpenMpi((4, 1, _)) => Some(Pairing::InOrder),
+        Library::Mpich((4, 0, _)) => stock_pairing(lib, kind, call),
+        _ => None,
     }
 }
 
@@ -481,6 +498,17 @@ mod tests {
             stock_pairing(mpich40, Kind::DistGraph, Alltoall),
             Some(Pairing::Reverse)
         );
+        // The nonblocking forms: Open MPI 4.1 in order everywhere, MPICH
+        // 4.0 as blocking, the others unknown.
+        assert_eq!(
+            stock_pairing_nonblocking(ompi, Kind::Cart, Alltoall),
+            Some(Pairing::InOrder)
+        );
+        assert_eq!(
+            stock_pairing_nonblocking(mpich40, Kind::Cart, Alltoall),
+            Some(Pairing::Reverse)
+        );
+        assert_eq!(stock_pairing_nonblocking(ompi5, Kind::Cart, Alltoall), None);
         let mpich5 = "MPICH Version:      5.0.2\nMPICH Release date: Fri Sep 25";
         assert_eq!(
             stock_pairing(mpich5, Kind::Cart, Alltoall),

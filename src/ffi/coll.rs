@@ -73,6 +73,26 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request) }
     }
+    /// `MPI_Ineighbor_allgather`.
+    fn MPI_Ineighbor_allgather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) }
+    }
+    /// `MPI_Ineighbor_allgatherv`.
+    fn MPI_Ineighbor_allgatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request) }
+    }
+    /// `MPI_Ineighbor_alltoall`.
+    fn MPI_Ineighbor_alltoall(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request) }
+    }
+    /// `MPI_Ineighbor_alltoallv`.
+    fn MPI_Ineighbor_alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ineighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request) }
+    }
     /// `MPI_Ireduce`.
     fn MPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

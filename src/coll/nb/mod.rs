@@ -45,12 +45,16 @@
 
 mod calls;
 mod large;
+mod neighbor;
 #[cfg(heapmpi_mpi4_base)]
 mod persist;
 mod reduce;
 mod vector;
 
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
+pub use neighbor::{
+    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+};
 #[cfg(heapmpi_mpi4_base)]
 pub use persist::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,

@@ -42,12 +42,11 @@ pub(super) enum VHow {
 
 /// One pending v collective on this member.
 pub(super) struct Vop {
-    how: VHow,
     /// What this member publishes, if it sends.
     offer: Option<Offer>,
-    /// Where this member receives from each member (`None`: nothing, or
-    /// its own block is in place).
-    recv: Vec<Option<Buf>>,
+    /// What this member receives: from which member, which entry of its
+    /// table, into which block of the receive buffer.
+    recv: Vec<(usize, usize, Buf)>,
     /// A duplicate of the receive datatype, if derived (the program may
     /// free its own while the call is pending).
     held: Option<ffi::MPI_Datatype>,
@@ -55,8 +54,10 @@ pub(super) struct Vop {
 
 /// A sender's table, and what keeps its blocks alive.
 struct Offer {
-    /// Where the table of `n` (address, length) pairs lies.
+    /// Where the table of (address, length) pairs lies.
     table: *const [u64; 2],
+    /// Its entries.
+    entries: usize,
     /// 0 when the table and blocks are in the heap; else this process's
     /// id + 1: read them through cross-memory attach.
     cma: u64,
@@ -144,6 +145,7 @@ unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool, inline_max: usize) -
         fill(table, unsafe { st.0.add(head) });
         return Offer {
             table: st.0 as *const [u64; 2],
+            entries: n,
             cma: 0,
             _stage: Some(st),
             _private: None,
@@ -180,6 +182,7 @@ unsafe fn offer(blocks: &[Option<Buf>], stage_always: bool, inline_max: usize) -
     let pid = unsafe { libc::getpid() } as u64;
     Offer {
         table: table.as_ptr(),
+        entries: n,
         cma: pid + 1,
         _stage: None,
         _private: Some((table, data)),
@@ -226,6 +229,7 @@ unsafe fn small(blocks: &[Option<Buf>], inline_max: usize) -> Option<Offer> {
     }
     Some(Offer {
         table: core::ptr::null(),
+        entries: n,
         cma: 0,
         _stage: None,
         _private: None,
@@ -394,15 +398,31 @@ unsafe fn plan(
             }
         }
     }
+    let recv = recv
+        .into_iter()
+        .enumerate()
+        .filter_map(|(m, b)| Some((m, me, b?)))
+        .collect();
+    // SAFETY: the caller's buffers.
+    Some(unsafe { vop(node, &blocks, stage_always, recv, held) })
+}
+
+/// The operation of a member that sends `blocks` (entry `k` of its table:
+/// the block for the member, or the neighbour, `k`) and receives `recv`.
+///
+/// # Safety
+/// The caller's buffers.
+pub(super) unsafe fn vop(
+    node: &Node,
+    blocks: &[Option<Buf>],
+    stage_always: bool,
+    recv: Vec<(usize, usize, Buf)>,
+    held: Option<ffi::MPI_Datatype>,
+) -> Kind {
     let sends = blocks.iter().any(|b| b.is_some());
     // SAFETY: the caller's buffers.
-    let offer = sends.then(|| unsafe { offer(&blocks, stage_always, node.inline_max) });
-    Some(Kind::Vector(Box::new(Vop {
-        how,
-        offer,
-        recv,
-        held,
-    })))
+    let offer = sends.then(|| unsafe { offer(blocks, stage_always, node.inline_max) });
+    Kind::Vector(Box::new(Vop { offer, recv, held }))
 }
 
 /// Publishes this member's table on the operation's step, if it sends.
@@ -430,7 +450,7 @@ pub(super) fn begin(p: &mut Pending) -> bool {
                 };
                 node.publish(s, 0, len as u64, 0);
             }
-            None => node.publish(s, o.table as u64, node.n as u64, o.cma),
+            None => node.publish(s, o.table as u64, o.entries as u64, o.cma),
         }
     }
     true
@@ -458,17 +478,18 @@ pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
     let Kind::Vector(v) = &p.kind else {
         unreachable!("a v collective")
     };
-    let _ = v.how;
-    let from = |m: usize| v.recv[m].is_some();
-    if !(0..node.n).all(|m| !from(m) || m == me || node.published(m, s).is_some()) {
+    if !v
+        .recv
+        .iter()
+        .all(|&(m, _, _)| m == me || node.published(m, s).is_some())
+    {
         return false;
     }
-    if !may_call_mpi && v.recv.iter().flatten().any(|b| !b.d.contig) {
+    if !may_call_mpi && v.recv.iter().any(|(_, _, b)| !b.d.contig) {
         // Unpacking a derived type calls the MPI.
         return false;
     }
-    for (m, b) in v.recv.iter().enumerate() {
-        let Some(b) = b else { continue };
+    for &(m, entry, ref b) in &v.recv {
         let table = if m == me {
             let o = v
                 .offer
@@ -496,26 +517,26 @@ pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
         // SAFETY: the sender's table holds `n` entries and its blocks
         // stay readable until every member finished the step (inline:
         // its cell until then); the piece is the caller's.
-        unsafe { read_block(table, me, b) };
+        unsafe { read_block(table, entry, b) };
     }
     true
 }
 
-/// Reads entry `me` of `table` and its block into `b`.
+/// Reads entry `k` of `table` and its block into `b`.
 ///
 /// # Safety
 /// As [`work`].
-unsafe fn read_block(table: Table, me: usize, b: &Buf) {
+unsafe fn read_block(table: Table, k: usize, b: &Buf) {
     let mut e = [0u64; 2];
     match table {
         // SAFETY: per the contract; 8-byte aligned (a cell's data, a
         // `Vec<u64>` or a stage).
-        Table::Inline(t) => e = unsafe { *(t.add(me * 16) as *const [u64; 2]) },
+        Table::Inline(t) => e = unsafe { *(t.add(k * 16) as *const [u64; 2]) },
         // SAFETY: as above.
-        Table::Shared(t) => e = unsafe { *((t as usize + me * 16) as *const [u64; 2]) },
+        Table::Shared(t) => e = unsafe { *((t as usize + k * 16) as *const [u64; 2]) },
         // SAFETY: `e` has room for 16 bytes.
         Table::Cma(t, pid) => unsafe {
-            cma_read(pid, t as usize + me * 16, e.as_mut_ptr().cast(), 16)
+            cma_read(pid, t as usize + k * 16, e.as_mut_ptr().cast(), 16)
         },
     }
     let len = (e[1] as usize).min(b.bytes());

@@ -1,0 +1,246 @@
+//! The nonblocking neighbourhood collectives: `MPI_Ineighbor_allgather`,
+//! `MPI_Ineighbor_allgatherv`, `MPI_Ineighbor_alltoall` and
+//! `MPI_Ineighbor_alltoallv` on a node-local communicator with a
+//! topology heapmpi has read (MPI-4.0 §8.7): a stencil code's halo
+//! exchange overlapped with its interior computation.
+//!
+//! They run as the nonblocking `v` collectives do ([`super::vector`]):
+//! every member publishes a table with one entry per send block (per
+//! out-neighbour; one block for every neighbour in the all-gathers), and
+//! each receive block is read once from the entry its source offered for
+//! it, paired as the served MPI pairs its nonblocking forms
+//! ([`crate::comm::topo::stock_pairing_nonblocking`]: Open MPI 4.1 pairs
+//! them otherwise than its blocking forms; where one rank is a neighbour
+//! more than once and heapmpi does not know the pairing, the call goes to
+//! the real MPI, alike on every member).
+//!
+//! The topology must be known without a collective at the call: it is
+//! gathered when the communicator is created (`comm::created_topo`) or by
+//! its first blocking neighbourhood collective; a communicator whose
+//! topology heapmpi has not read leaves these calls to the real MPI (the
+//! same on every member: they create it, and call its collectives, in the
+//! same order). `MPI_Ineighbor_alltoallw`, whose receive blocks each have
+//! their own datatype to hold, goes to the real MPI.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::super::neighbor::Call;
+use super::super::vector::VBuf;
+use super::super::{in_place, info, Buf};
+use super::calls::{dup, queue_or};
+use super::{nb_node, vector, Kind, To};
+use crate::comm::node::Node;
+
+/// The operation of `call` with the buffers described, or `None` for the
+/// real MPI.
+///
+/// # Safety
+/// The caller's buffers; `send` has one piece per out-neighbour (one for
+/// the all-gathers), `recv` one per in-neighbour.
+unsafe fn plan(
+    comm: ffi::MPI_Comm,
+    call: Call,
+    send: impl FnOnce(usize) -> Option<VBuf>,
+    recv: impl FnOnce(usize) -> Option<VBuf>,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    let nb = info(comm)?.topo.get()?.as_ref()?;
+    let pairing = call.pairing_nonblocking(nb)?;
+    let (send, recv) = (send(nb.blocks)?, recv(nb.indegree())?);
+    let gather = call == Call::Gather;
+    // A derived receive type is held (the program may free its own while
+    // the call is pending); every piece has the same one.
+    let held = match (0..nb.indegree())
+        .map(|k| recv.piece(k))
+        .find(|b| !b.d.contig)
+    {
+        Some(b) => Some(dup(b.dt)?),
+        None => None,
+    };
+    let blocks: Vec<Option<Buf>> = (0..nb.blocks)
+        .map(|k| Some(send.piece(if gather { 0 } else { k })))
+        .collect();
+    let mut into = Vec::with_capacity(nb.indegree());
+    for (k, f) in nb.from(pairing).iter().enumerate() {
+        let Some(f) = f else { continue };
+        let mut b = recv.piece(k);
+        if let Some(t) = held {
+            b.dt = t;
+        }
+        into.push((f.src as usize, f.block as usize, b));
+    }
+    // SAFETY: per the contract.
+    Some((node, unsafe {
+        vector::vop(node, &blocks, false, into, held)
+    }))
+}
+
+/// `MPI_Ineighbor_allgather`.
+///
+/// # Safety
+/// As `MPI_Ineighbor_allgather`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_allgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    let ok = sbuf != in_place();
+    // SAFETY: the caller's buffers, described as MPI lays them out.
+    let op = ok
+        .then(|| unsafe {
+            plan(
+                comm,
+                Call::Gather,
+                |_| VBuf::uniform(sbuf, scount, sdt, 1),
+                |indeg| VBuf::uniform(rbuf, rcount, rdt, indeg),
+            )
+        })
+        .flatten();
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
+        })
+    }
+}
+
+/// `MPI_Ineighbor_allgatherv`.
+///
+/// # Safety
+/// As `MPI_Ineighbor_allgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_allgatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    let ok = sbuf != in_place();
+    // SAFETY: as `ineighbor_allgather`; MPI requires in-degree counts and
+    // displacements (none read with in-degree 0).
+    let op = ok
+        .then(|| unsafe {
+            plan(
+                comm,
+                Call::Gather,
+                |_| VBuf::uniform(sbuf, scount, sdt, 1),
+                |indeg| {
+                    if indeg == 0 {
+                        VBuf::uniform(rbuf, 0, rdt, 0)
+                    } else {
+                        VBuf::new(rbuf, rcounts, displs, rdt, indeg)
+                    }
+                },
+            )
+        })
+        .flatten();
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
+        })
+    }
+}
+
+/// `MPI_Ineighbor_alltoall`.
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoall`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_alltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    let ok = sbuf != in_place();
+    // SAFETY: as `ineighbor_allgather`.
+    let op = ok
+        .then(|| unsafe {
+            plan(
+                comm,
+                Call::Alltoall,
+                |outdeg| VBuf::uniform(sbuf, scount, sdt, outdeg),
+                |indeg| VBuf::uniform(rbuf, rcount, rdt, indeg),
+            )
+        })
+        .flatten();
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
+        })
+    }
+}
+
+/// `MPI_Ineighbor_alltoallv`.
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let ok = sbuf != in_place();
+    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
+    // counts and displacements, none read with degree 0.
+    let op = ok
+        .then(|| unsafe {
+            plan(
+                comm,
+                Call::Alltoallv,
+                |outdeg| {
+                    if outdeg == 0 {
+                        VBuf::uniform(sbuf, 0, sdt, 0)
+                    } else {
+                        VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
+                    }
+                },
+                |indeg| {
+                    if indeg == 0 {
+                        VBuf::uniform(rbuf, 0, rdt, 0)
+                    } else {
+                        VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
+                    }
+                },
+            )
+        })
+        .flatten();
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ineighbor_alltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
+        })
+    }
+}
