@@ -36,6 +36,12 @@ fn main() {
     let words = header_words();
     let mpi4 = words.contains("MPI_Isendrecv_replace_c");
     let mpi4_base = words.contains("MPI_Isendrecv");
+    // MPI-4.1's nondestructive array tests (MPICH 5, Intel MPI 2021.1x).
+    let mpi41 = words.contains("MPI_Request_get_status_all");
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi41)");
+    if mpi41 {
+        println!("cargo:rustc-cfg=heapmpi_mpi41");
+    }
     if mpi4 {
         println!("cargo:rustc-cfg=heapmpi_mpi4");
     }
@@ -58,9 +64,16 @@ fn main() {
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            // The base set: C routines without a large count; the rest
-            // (`_c`, MPICH's Fortran large-count procedures) with `mpi4`.
-            .filter(|n| mpi4 || (n.starts_with("MPI_") && !n.ends_with("_c")))
+            // A C routine where <mpi.h> declares it (Open MPI 5.0's
+            // declares none of the `_c` ones its library exports); MPICH's
+            // Fortran large-count procedures with `mpi4`.
+            .filter(|n| {
+                if n.starts_with("MPI_") {
+                    words.contains(*n)
+                } else {
+                    mpi4
+                }
+            })
         {
             extra.push_str(&format!("    {name}; __wrap_{name};\n"));
             if is_c_entry(name) {

@@ -198,23 +198,7 @@ fn coll_nonblocking_first() {
         "nbfirst",
         |o, n| {
             check_coll_on_heap(o, n)?;
-            let posted: u64 = o
-                .stdout
-                .lines()
-                .find_map(|l| {
-                    l.split("nonblocking calls per rank: ")
-                        .nth(1)
-                        .and_then(|v| v.trim().parse().ok())
-                })
-                .ok_or("no 'nonblocking calls per rank' line on stdout")?;
-            let v = stats_numbers(&o.stderr, "nonblocking")?;
-            if v.len() != n || v.iter().any(|&x| x != posted) {
-                return Err(format!(
-                "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted} \
-                 (every collective the program posted, all on communicators inside one node)"
-            ));
-            }
-            Ok(())
+            check_posted_on_heap(o, n)
         },
     );
 }
@@ -245,22 +229,7 @@ fn coll_persistent() {
         "persistent",
         |o, n| {
             check_coll_on_heap(o, n)?;
-            let eligible: u64 = o
-                .stdout
-                .lines()
-                .find_map(|l| {
-                    l.split("heap-eligible starts per rank: ")
-                        .nth(1)
-                        .and_then(|v| v.trim().parse().ok())
-                })
-                .ok_or("no 'heap-eligible starts per rank' line on stdout")?;
-            let v = stats_numbers(&o.stderr, "nonblocking")?;
-            if v.len() != n || v.iter().any(|&x| x != eligible) {
-                return Err(format!(
-                "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {eligible}"
-            ));
-            }
-            Ok(())
+            count_on_heap(o, n, "heap-eligible starts per rank: ")
         },
     );
 }
@@ -428,26 +397,7 @@ fn coll_nonblocking_large() {
             check_posted_on_heap(o, n)
         },
     );
-    let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
-    for n in [2, 4] {
-        against_stock(
-            "coll_nonblocking_large (2 MiB heap)",
-            &[("coll_nblarge", "nblarge")],
-            n,
-            &[],
-            &[(Mode::Preload, &full[..])],
-            |o| {
-                let failed = stats_numbers(&o.stderr, "stage_failed")?;
-                if failed.len() != n || failed.iter().all(|&x| x == 0) {
-                    return Err(format!(
-                        "stage_failed= on the ranks' reports: {failed:?}; the 2 MiB payloads \
-                         must have failed to stage under a 2 MiB heap"
-                    ));
-                }
-                Ok(())
-            },
-        );
-    }
+    with_a_full_heap("coll_nonblocking_large", "coll_nblarge", "nblarge");
 }
 
 /// The nonblocking "v" collectives (`tests/c/coll_nbvector.c`): Igatherv,
@@ -470,26 +420,7 @@ fn coll_nonblocking_vector() {
             check_posted_on_heap(o, n)
         },
     );
-    let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
-    for n in [2, 4] {
-        against_stock(
-            "coll_nonblocking_vector (2 MiB heap)",
-            &[("coll_nbvector", "nbvector")],
-            n,
-            &[],
-            &[(Mode::Preload, &full[..])],
-            |o| {
-                let failed = stats_numbers(&o.stderr, "stage_failed")?;
-                if failed.len() != n || failed.iter().all(|&x| x == 0) {
-                    return Err(format!(
-                        "stage_failed= on the ranks' reports: {failed:?}; the large blocks \
-                         must have failed to stage under a 2 MiB heap"
-                    ));
-                }
-                Ok(())
-            },
-        );
-    }
+    with_a_full_heap("coll_nonblocking_vector", "coll_nbvector", "nbvector");
 }
 
 /// The nonblocking neighbourhood collectives (`tests/c/coll_nbneighbor.c`):
@@ -513,18 +444,15 @@ fn coll_nonblocking_neighborhood() {
     );
 }
 
-/// The program's "nonblocking calls per rank: N" equals every rank's
+/// The number the program prints after `label` on stdout (the collectives
+/// it posted that heapmpi can run on the heap) equals every rank's
 /// nonblocking= count.
-fn check_posted_on_heap(o: &Output, n: usize) -> Result<(), String> {
+fn count_on_heap(o: &Output, n: usize, label: &str) -> Result<(), String> {
     let posted: u64 = o
         .stdout
         .lines()
-        .find_map(|l| {
-            l.split("nonblocking calls per rank: ")
-                .nth(1)
-                .and_then(|v| v.trim().parse().ok())
-        })
-        .ok_or("no 'nonblocking calls per rank' line on stdout")?;
+        .find_map(|l| l.split(label).nth(1).and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| format!("no '{label}' line on stdout"))?;
     let v = stats_numbers(&o.stderr, "nonblocking")?;
     if v.len() != n || v.iter().any(|&x| x != posted) {
         return Err(format!(
@@ -532,6 +460,37 @@ fn check_posted_on_heap(o: &Output, n: usize) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Runs `program` with a 2 MiB heap per rank at 2 and 4 ranks (LD_PRELOAD)
+/// against stock: its large buffers cannot be staged, and some rank must
+/// say so (`stage_failed=` > 0), or the fallback was not exercised.
+fn with_a_full_heap(test: &str, program: &str, verdict: &str) {
+    let full = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
+    for n in [2, 4] {
+        against_stock(
+            &format!("{test} (2 MiB heap)"),
+            &[(program, verdict)],
+            n,
+            &[],
+            &[(Mode::Preload, &full[..])],
+            |o| {
+                let failed = stats_numbers(&o.stderr, "stage_failed")?;
+                if failed.len() != n || failed.iter().all(|&x| x == 0) {
+                    return Err(format!(
+                        "stage_failed= on the ranks' reports: {failed:?}; its large buffers \
+                         must have failed to stage under a 2 MiB heap"
+                    ));
+                }
+                Ok(())
+            },
+        );
+    }
+}
+
+/// [`count_on_heap`] of "nonblocking calls per rank: ".
+fn check_posted_on_heap(o: &Output, n: usize) -> Result<(), String> {
+    count_on_heap(o, n, "nonblocking calls per rank: ")
 }
 
 /// The nonblocking collectives under `VARIANTS`: with no inline data

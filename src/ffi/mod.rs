@@ -63,6 +63,8 @@ pub mod malloc;
 pub mod mpi;
 #[cfg(heapmpi_mpi4)]
 pub mod mpi4;
+#[cfg(heapmpi_mpi41)]
+pub mod mpi41;
 #[cfg(heapmpi_mpi4_base)]
 pub mod mpi4_base;
 pub mod p2p;

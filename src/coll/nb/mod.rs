@@ -1,7 +1,9 @@
 //! Nonblocking collectives on communicators inside one node:
 //! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
 //! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscatter`,
-//! `MPI_Iscan`, `MPI_Iexscan` and `MPI_Ireduce_scatter_block`.
+//! `MPI_Iscan`, `MPI_Iexscan` and `MPI_Ireduce_scatter_block`; the `v`
+//! forms ([`vector`]) and the neighbourhood ones ([`neighbor`]) build on
+//! the same machinery.
 //!
 //! Each call becomes an operation of a few polled states over the same
 //! single-writer, step-carrying flags as the blocking collectives
@@ -456,7 +458,10 @@ fn run(st: &mut State, may_call_mpi: bool) {
             }
         }
         let p = &mut ops[k];
-        if p.phase == Phase::Draining && p.node.all_done(p.last) {
+        // Delivering frees a held datatype duplicate, which only a thread
+        // that may call the MPI does.
+        let may_deliver = may_call_mpi || held(&p.kind).is_none();
+        if p.phase == Phase::Draining && may_deliver && p.node.all_done(p.last) {
             // Every member is done reading our offer.
             deliver(p, done);
             ops.remove(k);

@@ -20,6 +20,8 @@ mod bsend;
 mod complete;
 mod complete_many;
 mod creation;
+#[cfg(heapmpi_mpi41)]
+mod get_status;
 #[cfg(heapmpi_mpi4_base)]
 mod pair;
 mod persist;
@@ -30,6 +32,8 @@ pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_threa
 pub use complete::*;
 pub use complete_many::*;
 pub use creation::*;
+#[cfg(heapmpi_mpi41)]
+pub use get_status::*;
 #[cfg(heapmpi_mpi4_base)]
 pub use pair::*;
 pub use persist::*;
