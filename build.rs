@@ -42,6 +42,11 @@ fn main() {
     if mpi41 {
         println!("cargo:rustc-cfg=heapmpi_mpi41");
     }
+    // MPI-5.0's handle-to-integer conversions (MPICH 5, Intel MPI).
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_toint)");
+    if words.contains("MPI_Request_toint") {
+        println!("cargo:rustc-cfg=heapmpi_toint");
+    }
     if mpi4 {
         println!("cargo:rustc-cfg=heapmpi_mpi4");
     }
@@ -57,7 +62,7 @@ fn main() {
         .into_iter()
         .filter(|n| is_c_entry(n))
         .collect();
-    if mpi4 || mpi4_base {
+    if mpi4 || mpi4_base || mpi41 {
         let list = std::fs::read_to_string(&mpi4_list).expect("linker-scripts/mpi4.list");
         extra.push_str("    /* linker-scripts/mpi4.list */\n");
         for name in list

@@ -63,7 +63,7 @@ pub mod malloc;
 pub mod mpi;
 #[cfg(heapmpi_mpi4)]
 pub mod mpi4;
-#[cfg(heapmpi_mpi41)]
+#[cfg(any(heapmpi_mpi41, heapmpi_toint))]
 pub mod mpi41;
 #[cfg(heapmpi_mpi4_base)]
 pub mod mpi4_base;

@@ -1,15 +1,20 @@
 //! The MPI-4.1 entry points heapmpi serves (`MPI_Request_get_status_all`,
 //! `_any`, `_some` of `linker-scripts/mpi4.list`; logic in
 //! [`crate::p2p::api`]), compiled for an MPI whose `<mpi.h>` declares them
-//! (`cfg(heapmpi_mpi41)`: MPICH 5, Intel MPI 2021.1x). Each body forwards
-//! its arguments unchanged.
+//! (`cfg(heapmpi_mpi41)`: MPICH 5, Intel MPI 2021.1x); and the MPI-5.0
+//! handle-to-integer conversions of requests and messages, which heapmpi's
+//! own handles must survive as they survive `c2f`/`f2c`
+//! (`cfg(heapmpi_toint)`: the same MPIs). Each body forwards its arguments
+//! unchanged.
 
 use core::ffi::c_int;
 
 use mpi_sys::{MPI_Request, MPI_Status};
 
+#[cfg(heapmpi_mpi41)]
 use crate::p2p::api;
 
+#[cfg(heapmpi_mpi41)]
 c_exports! {
     /// `MPI_Request_get_status_all`.
     fn MPI_Request_get_status_all(count: c_int, reqs: *mut MPI_Request, flag: *mut c_int, statuses: *mut MPI_Status) -> c_int {
@@ -25,5 +30,34 @@ c_exports! {
     fn MPI_Request_get_status_some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { api::request_get_status_some(incount, reqs, outcount, indices, statuses) }
+    }
+}
+
+/// The conversions, in a module of their own (one `c_exports!` per
+/// module).
+#[cfg(heapmpi_toint)]
+mod toint {
+    use core::ffi::c_int;
+
+    use mpi_sys::{MPI_Message, MPI_Request};
+
+    c_exports! {
+        /// `MPI_Request_toint`: as `MPI_Request_c2f` (in the MPICH family,
+        /// which alone declares it, both give a real handle's own value).
+        fn MPI_Request_toint(req: MPI_Request) -> c_int {
+            crate::req::handle::request_c2f(req)
+        }
+        /// `MPI_Request_fromint`: as `MPI_Request_f2c`.
+        fn MPI_Request_fromint(req: c_int) -> MPI_Request {
+            crate::req::handle::request_f2c(req)
+        }
+        /// `MPI_Message_toint`: as `MPI_Message_c2f`.
+        fn MPI_Message_toint(msg: MPI_Message) -> c_int {
+            crate::req::handle::message_c2f(msg)
+        }
+        /// `MPI_Message_fromint`: as `MPI_Message_f2c`.
+        fn MPI_Message_fromint(msg: c_int) -> MPI_Message {
+            crate::req::handle::message_f2c(msg)
+        }
     }
 }

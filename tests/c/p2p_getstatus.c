@@ -10,6 +10,9 @@
  * deactivate a request: the same request is looked at again, then
  * completed by MPI_Waitall.
  *
+ * The receive's handle also goes through MPI-5.0's MPI_Request_toint and
+ * MPI_Request_fromint first, which heapmpi's handles must survive.
+ *
  * Needs MPI-4.1 (MPICH 5, Intel MPI 2021.1x) and an even number of ranks;
  * even ranks receive from their odd partner.
  *
@@ -69,6 +72,11 @@ int main(int argc, char **argv)
     MPI_Grequest_start(query, gfree, gcancel, NULL, &q[1]);
     q[2] = MPI_REQUEST_NULL;
     MPI_Send_init(&pb, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, &q[3]);
+
+    /* MPI-5.0's handle-to-integer conversion and back: the same request. */
+    MPI_Request back = MPI_Request_fromint(MPI_Request_toint(q[0]));
+    EXPECT(back == q[0], "MPI_Request_fromint(MPI_Request_toint(q)) is another handle");
+    q[0] = back;
 
     int flag = -1, index = -2, out = -2, idx[4];
     MPI_Status st[4];
