@@ -36,7 +36,7 @@ c_exports! {
 /// The conversions, in a module of their own (one `c_exports!` per
 /// module).
 #[cfg(heapmpi_toint)]
-mod toint {
+pub mod toint {
     use core::ffi::c_int;
 
     use mpi_sys::{MPI_Message, MPI_Request};
