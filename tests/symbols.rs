@@ -212,6 +212,7 @@ fn routines_with_handles(f: Flavour) -> BTreeSet<String> {
     let src = dir.join(format!("protos-{}.c", f.name()));
     std::fs::write(&src, "#include <mpi.h>\n").unwrap();
     let out = Command::new(f.mpicc())
+        .envs(f.tool_env())
         .arg("-E")
         .arg(&src)
         .output()
