@@ -303,7 +303,8 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
              stock, h/best = heapmpi / the faster stock of the run at that size, * = heapmpi more\n    \
              than 10% slower than its stock; overlap: h-st, h-best = heapmpi minus stock in points,\n    \
              * = more than 10 points below its stock; spread = largest (max-min)/median of the\n    \
-             series; reductions: size/8 doubles, MPI_SUM; heapmpi takes payloads up to 1 KiB)"
+             series; reductions: size/8 doubles, MPI_SUM; heapmpi copies payloads up to 1 KiB into\n    \
+             its cells and reads larger ones in place)"
         );
     } else if legend {
         let _ = writeln!(
@@ -636,8 +637,8 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
         out,
         "  (2 ranks; time ratios are heapmpi / stock medians, < 1 = heapmpi faster; overlap is OMB's,\n   \
          in %, compared with the same MPI's stock; a point within the spread of its table is noise;\n   \
-         heapmpi takes payloads up to 1 KiB, larger ones go to the real MPI; timings never set the\n   \
-         exit status)"
+         heapmpi copies payloads up to 1 KiB into its cells and reads larger ones in place; timings\n   \
+         never set the exit status)"
     );
 }
 
