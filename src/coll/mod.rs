@@ -65,7 +65,7 @@ pub use nb::{
 pub use nb::{
     iallgather, iallgatherv, iallreduce, ialltoall, ialltoallv, ibarrier, ibcast, iexscan, igather,
     igatherv, ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
-    ireduce, ireduce_scatter_block, iscan, iscatter, iscatterv,
+    ireduce, ireduce_scatter, ireduce_scatter_block, iscan, iscatter, iscatterv,
 };
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,

@@ -53,6 +53,11 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, request) }
     }
+    /// `MPI_Ireduce_scatter`.
+    fn MPI_Ireduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, request) }
+    }
     /// `MPI_Igatherv`.
     fn MPI_Igatherv(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

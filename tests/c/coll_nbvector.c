@@ -18,8 +18,8 @@
  * 0.5-0.6 M ints, i.e. about 2.2 MiB), on MPI_COMM_WORLD, then on a
  * duplicate and on a split by parity (reversed keys):
  *   A. Igatherv (root rotating), Iscatterv (root rotating), Iallgatherv,
- *      Ialltoallv, an Ibcast and an Iallreduce, all posted, then one
- *      MPI_Waitall;
+ *      Ialltoallv, an Ibcast, an Iallreduce and an Ireduce_scatter (m + 1
+ *      ints to member m), all posted, then one MPI_Waitall;
  *   B. the same four in place (Igatherv and Iscatterv at the root), each
  *      waited for with MPI_Wait in reverse order (Ialltoallv not in place
  *      under Open MPI 4.1, whose own in-place Ialltoallv is wrong);
@@ -265,9 +265,10 @@ static void on(MPI_Comm comm, const char *label, int z, uint64_t seed)
     int good = 0, total = 0;
     uint64_t h = 0;
 
-    /* A: all four with an Ibcast and an Iallreduce, one Waitall. */
+    /* A: all four with an Ibcast, an Iallreduce and an Ireduce_scatter,
+     * one Waitall. */
     vcase a[4];
-    MPI_Request rq[6];
+    MPI_Request rq[7];
     for (int k = 0; k < 4; k++) {
         a[k] = (vcase){.what = NAME[k], .kind = k, .root = (int)((seed + (uint64_t)k) % (uint64_t)n),
                        .stride = 1, .s = seed * 10 + (uint64_t)k};
@@ -277,13 +278,33 @@ static void on(MPI_Comm comm, const char *label, int z, uint64_t seed)
     int bc[3] = {me, me, me}, ar = 1, sum = 0;
     MPI_OK(MPI_Ibcast(bc, 3, MPI_INT, n - 1, comm, &rq[4]));
     MPI_OK(MPI_Iallreduce(&ar, &sum, 1, MPI_INT, MPI_SUM, comm, &rq[5]));
-    g_calls += 2 * (n > 1);
-    MPI_OK(MPI_Waitall(6, rq, MPI_STATUSES_IGNORE));
+    /* An Ireduce_scatter of m + 1 ints to member m: element i of member
+     * m's contribution is m * 1000 + i. */
+    int *rsc = must(malloc((size_t)n * sizeof *rsc), "malloc", n);
+    const int rtot = n * (n + 1) / 2, first = me * (me + 1) / 2;
+    int *rss = must(malloc((size_t)rtot * sizeof *rss), "malloc", rtot);
+    int rsr[65];
+    CHECK(n <= 64, "at most 64 ranks, not %d", n);
+    for (int m = 0; m < n; m++)
+        rsc[m] = m + 1;
+    for (int i = 0; i < rtot; i++)
+        rss[i] = me * 1000 + i;
+    for (int j = 0; j <= me + 1; j++)
+        rsr[j] = GUARDV;
+    MPI_OK(MPI_Ireduce_scatter(rss, rsr, rsc, MPI_INT, MPI_SUM, comm, &rq[6]));
+    g_calls += 3 * (n > 1);
+    MPI_OK(MPI_Waitall(7, rq, MPI_STATUSES_IGNORE));
     for (int k = 0; k < 4; k++) {
         a[k].rq = rq[k];
         good += check(&a[k], comm, &h), total++;
     }
     CHECK(bc[0] == n - 1 && bc[2] == n - 1 && sum == n, "Ibcast/Iallreduce among them");
+    for (int j = 0; j <= me; j++)
+        CHECK(rsr[j] == 1000 * n * (n - 1) / 2 + n * (first + j),
+              "Ireduce_scatter element %d: %d", j, rsr[j]);
+    CHECK(rsr[me + 1] == GUARDV, "Ireduce_scatter wrote past its %d ints", me + 1);
+    free(rsc);
+    free(rss);
 
     /* B: in place, waited for one by one in reverse (Ialltoallv in place
      * sends and receives one count per pair). */

@@ -58,8 +58,10 @@
  *     Waited for in reverse order (later operations complete first);
  *     every block and the guard after the buffer checked.
  *
- *  H. Iscan, Iexscan and Ireduce_scatter_block on MPI_COMM_WORLD with the
- *     operations and types of A, counts 0, 1, 3, 33, 100 (per block),
+ *  H. Iscan, Iexscan, Ireduce_scatter_block and Ireduce_scatter on
+ *     MPI_COMM_WORLD with the operations and types of A, counts 0, 1, 3,
+ *     33, 100 (per block; Ireduce_scatter's differ per member, zeros
+ *     included),
  *     in place and not, the counts of one case posted together and waited
  *     for in reverse order: results (not Iexscan's on rank 0, which MPI
  *     leaves undefined), the guard after them and the send buffers.
@@ -853,18 +855,35 @@ static void blocks_all(void)
     out_flush();
 }
 
-/* ---- H. Iscan, Iexscan, Ireduce_scatter_block ---- */
+/* ---- H. Iscan, Iexscan, Ireduce_scatter_block, Ireduce_scatter ---- */
 
-static const char *FN[3] = {"Iscan", "Iexscan", "Ireduce_scatter_block"};
+static const char *FN[4] = {"Iscan", "Iexscan", "Ireduce_scatter_block", "Ireduce_scatter"};
+
+/* Member r's count in an Ireduce_scatter of class cnt (zero on some
+ * members, different on most). */
+static size_t part_count(size_t cnt, int r)
+{
+    return r % 2 ? cnt : (cnt + (size_t)r) / 2;
+}
+
+/* The elements before member r's part, and in all (r = n). */
+static size_t part_first(size_t cnt, int r)
+{
+    size_t f = 0;
+    for (int m = 0; m < r; m++)
+        f += part_count(cnt, m);
+    return f;
+}
 
 /* Element j of member r's result of fold kind k (0 scan, 1 exscan, 2
- * reduce-scatter-block of cnt per block) into *out; 0 when r has none. */
+ * reduce-scatter-block of cnt per block, 3 reduce-scatter of class cnt)
+ * into *out; 0 when r has none. */
 static int fold_ref(int k, int t, int o, uint64_t s, int r, int n, size_t cnt, size_t j,
                     unsigned char *out)
 {
     unsigned char e[8];
     int lo = 0, hi = k == 0 ? r : k == 1 ? r - 1 : n - 1;
-    size_t idx = k == 2 ? (size_t)r * cnt + j : j;
+    size_t idx = k == 2 ? (size_t)r * cnt + j : k == 3 ? part_first(cnt, r) + j : j;
     if (hi < lo)
         return 0;
     gen(t, o, s, hi, idx, out);
@@ -879,7 +898,8 @@ static void scans(void)
 {
     static const size_t cnts[] = {0, 1, 3, 33, 100};
     enum { NC = sizeof cnts / sizeof cnts[0] };
-    for (int k = 0; k < 3; k++) {
+    CHECK(g_n <= 64, "H: at most 64 ranks (Ireduce_scatter's counts), not %d", g_n);
+    for (int k = 0; k < 4; k++) {
         char name[64];
         snprintf(name, sizeof name, "H %s", FN[k]);
         section(name);
@@ -894,16 +914,22 @@ static void scans(void)
                      * then waited for in reverse order. */
                     unsigned char *sb[NC], *rb[NC];
                     MPI_Request rq[NC];
+                    int rc[NC][64];
                     for (int c = 0; c < NC; c++) {
                         const size_t z = TSIZE[t], cnt = cnts[c];
-                        const size_t in = (k == 2 ? (size_t)g_n : 1) * cnt;
+                        const size_t in = k == 3   ? part_first(cnt, g_n)
+                                          : k == 2 ? (size_t)g_n * cnt
+                                                   : cnt;
+                        const size_t mine = k == 3 ? part_count(cnt, g_me) : cnt;
+                        for (int m = 0; m < g_n && m < 64; m++)
+                            rc[c][m] = (int)part_count(cnt, m);
                         const uint64_t sd = seed6(8, (uint64_t)k, (uint64_t)t, (uint64_t)o,
                                                   (uint64_t)ip, (uint64_t)c);
                         sb[c] = must(malloc(in * z + 8), "malloc", in * z);
                         rb[c] = must(malloc(in * z + 8), "malloc", in * z);
                         for (size_t j = 0; j < in; j++)
                             gen(t, o, sd, g_me, j, sb[c] + j * z);
-                        const size_t rn = ip ? in : cnt;
+                        const size_t rn = ip ? in : mine;
                         if (ip)
                             memcpy(rb[c], sb[c], in * z);
                         else
@@ -916,24 +942,30 @@ static void scans(void)
                         else if (k == 1)
                             MPI_OK(MPI_Iexscan(sp, rb[c], (int)cnt, TDT[t], MOP[o],
                                                MPI_COMM_WORLD, &rq[c]));
-                        else
+                        else if (k == 2)
                             MPI_OK(MPI_Ireduce_scatter_block(sp, rb[c], (int)cnt, TDT[t],
                                                              MOP[o], MPI_COMM_WORLD, &rq[c]));
+                        else
+                            MPI_OK(MPI_Ireduce_scatter(sp, rb[c], rc[c], TDT[t], MOP[o],
+                                                       MPI_COMM_WORLD, &rq[c]));
                     }
                     for (int c = NC - 1; c >= 0; c--) {
                         MPI_OK(MPI_Wait(&rq[c], MPI_STATUS_IGNORE));
                         const size_t z = TSIZE[t], cnt = cnts[c];
-                        const size_t in = (k == 2 ? (size_t)g_n : 1) * cnt;
+                        const size_t in = k == 3   ? part_first(cnt, g_n)
+                                          : k == 2 ? (size_t)g_n * cnt
+                                                   : cnt;
+                        const size_t mine = k == 3 ? part_count(cnt, g_me) : cnt;
                         const uint64_t sd = seed6(8, (uint64_t)k, (uint64_t)t, (uint64_t)o,
                                                   (uint64_t)ip, (uint64_t)c);
                         unsigned char ref[8];
                         int ok = 1;
-                        for (size_t j = 0; j < cnt; j++)
+                        for (size_t j = 0; j < mine; j++)
                             if (fold_ref(k, t, o, sd, g_me, g_n, cnt, j, ref)) {
                                 ok &= memcmp(ref, rb[c] + j * z, z) == 0;
                                 h = mix64(h, hash_bytes(0, ref, z));
                             }
-                        const size_t rn = ip ? in : cnt;
+                        const size_t rn = ip ? in : mine;
                         for (int g = 0; g < 8; g++)
                             ok &= rb[c][rn * z + (size_t)g] == GUARD;
                         if (!ip) {

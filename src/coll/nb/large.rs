@@ -90,13 +90,17 @@ impl Large {
 /// Whether `kind` can run as a large operation on `node` if it does not
 /// fit a cell: a broadcast, a block move, or a reduction whose elements
 /// fit a cell whole and that every member receives whole (not
-/// `Fold::Block`).
+/// `Fold::Block` or `Fold::Part`).
 pub(super) fn takes(node: &Node, kind: &Kind) -> bool {
     match kind {
         Kind::Bcast { .. } | Kind::Blocks { .. } => true,
         Kind::Reduce {
             count, bytes, fold, ..
-        } => *fold != Fold::Block && *count > 0 && *bytes / *count <= node.inline_max,
+        } => {
+            matches!(fold, Fold::All | Fold::Scan | Fold::Exscan)
+                && *count > 0
+                && *bytes / *count <= node.inline_max
+        }
         Kind::Barrier | Kind::Vector(_) => false,
     }
 }

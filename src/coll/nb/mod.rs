@@ -1,7 +1,8 @@
 //! Nonblocking collectives on communicators inside one node:
 //! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
 //! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscatter`,
-//! `MPI_Iscan`, `MPI_Iexscan` and `MPI_Ireduce_scatter_block`; the `v`
+//! `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block` and
+//! `MPI_Ireduce_scatter` (when the whole contribution fits a cell); the `v`
 //! forms ([`vector`]) and the neighbourhood ones ([`neighbor`]) build on
 //! the same machinery.
 //!
@@ -62,7 +63,7 @@ pub use persist::{
     allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
-pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter_block, iscan};
+pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
 pub use vector::{iallgatherv, ialltoallv, igatherv, iscatterv};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -139,6 +140,15 @@ enum Fold {
     /// Block `me` of every member's contribution of `n` blocks
     /// (`MPI_Ireduce_scatter_block`).
     Block,
+    /// Elements `first..first + count` of every member's contribution of
+    /// `total` elements (`MPI_Ireduce_scatter`: the counts differ per
+    /// member, `first` is the sum of those before this one).
+    Part {
+        /// This member's first element.
+        first: usize,
+        /// Elements of every contribution.
+        total: usize,
+    },
 }
 
 /// How a [`Kind::Blocks`] operation moves its blocks.
@@ -651,14 +661,15 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
                 Fold::Exscan if me == 0 => return true,
                 Fold::Exscan => (me - 1, 0),
                 Fold::Block => (node.n - 1, me * (*bytes / node.n)),
+                Fold::Part { first, total } => (node.n - 1, first * (*bytes / total.max(&1))),
             };
             if !(0..=last).all(|m| m == me || node.published(m, s).is_some()) {
                 return false;
             }
-            let part = if *fold == Fold::Block {
-                *bytes / node.n
-            } else {
-                *bytes
+            let part = match fold {
+                Fold::Block => *bytes / node.n,
+                Fold::Part { total, .. } => *count * (*bytes / total.max(&1)),
+                _ => *bytes,
             };
             // Contributions combined in rank order, last first:
             // x0 op (x1 op (... op x(last))); the result is the same bits

@@ -1,5 +1,6 @@
 //! The entry points of the nonblocking reductions (`MPI_Ireduce`,
-//! `Iallreduce`, `Iscan`, `Iexscan`, `Ireduce_scatter_block`): the checks
+//! `Iallreduce`, `Iscan`, `Iexscan`, `Ireduce_scatter_block`,
+//! `Ireduce_scatter`): the checks
 //! every member makes alike and the `Kind::Reduce` operation they queue,
 //! or the real call. Which contributions each member combines is its
 //! `Fold` (see the parent module for why only exact or two-member
@@ -17,8 +18,10 @@ use crate::comm::node::Node;
 use crate::dt;
 
 /// The reductions' common checks: the block, and what to reduce. `count`
-/// is the elements each member receives (for `Fold::Block`, one of the
-/// `n` blocks of every contribution).
+/// is the elements this member receives (for `Fold::Block`, one of the
+/// `n` blocks of every contribution; for `Fold::Part`, its part of the
+/// `total`). Every member decides alike: what is checked is the same on
+/// all of them in a correct program.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn reduction(
     comm: ffi::MPI_Comm,
@@ -47,10 +50,15 @@ pub(super) fn reduction(
         return None;
     }
     let count = count as usize;
-    let blocks = if fold == Fold::Block { node.n } else { 1 };
-    let bytes = count * l.d.size * blocks;
+    let elements = match fold {
+        Fold::Block => count * node.n,
+        Fold::Part { total, .. } => total,
+        _ => count,
+    };
+    let bytes = elements * l.d.size;
     let receives = match fold {
         Fold::Exscan => node.me != 0,
+        Fold::Part { .. } => count > 0,
         _ => root.is_none_or(|r| r == node.me),
     };
     let send = if sbuf == in_place() {
@@ -271,5 +279,85 @@ pub unsafe fn ireduce_scatter_block(
             Fold::Block,
             To::New(request),
         )
+    }
+}
+
+/// `MPI_Ireduce_scatter`: the reduction of every member's `sum(counts)`
+/// elements, of which member `r` receives `counts[r]`, starting after
+/// those of the members before it. Taken when the whole contribution fits
+/// a cell (`Fold::Part`); else, and on bad counts (negative, or a sum
+/// beyond memory), every member calls the real MPI, whose error handler
+/// reports what is wrong.
+///
+/// # Safety
+/// As `MPI_Ireduce_scatter`: `counts` holds one count per member.
+pub unsafe fn ireduce_scatter(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let queued = nb_node(comm).and_then(|node| {
+        if counts.is_null() {
+            return None;
+        }
+        // SAFETY: the caller's array of one count per member (`node.n` is
+        // the communicator's size).
+        let counts = unsafe { core::slice::from_raw_parts(counts, node.n) };
+        let (first, total) = part_of(counts, node.me)?;
+        crate::profile::data(counts[node.me] as i64, dt);
+        reduction(
+            comm,
+            sbuf,
+            rbuf,
+            counts[node.me],
+            dt,
+            op,
+            None,
+            Fold::Part { first, total },
+        )
+    });
+    // SAFETY: the caller's arguments; the real call forwards them unchanged.
+    unsafe {
+        queue_or(comm, queued, To::New(request), |request| {
+            ffi::PMPI_Ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, request)
+        })
+    }
+}
+
+/// Member `me`'s first element and the total of `counts` (one per
+/// member); `None` when a count is negative or the total overflows.
+fn part_of(counts: &[c_int], me: usize) -> Option<(usize, usize)> {
+    let mut first = 0usize;
+    let mut total = 0usize;
+    for (m, &c) in counts.iter().enumerate() {
+        let c = usize::try_from(c).ok()?;
+        if m == me {
+            first = total;
+        }
+        total = total.checked_add(c)?;
+    }
+    Some((first, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::part_of;
+
+    #[test]
+    fn parts_follow_the_counts() {
+        assert_eq!(part_of(&[3, 0, 5, 2], 0), Some((0, 10)));
+        assert_eq!(part_of(&[3, 0, 5, 2], 1), Some((3, 10)));
+        assert_eq!(part_of(&[3, 0, 5, 2], 2), Some((3, 10)));
+        assert_eq!(part_of(&[3, 0, 5, 2], 3), Some((8, 10)));
+        assert_eq!(part_of(&[0, 0], 1), Some((0, 0)));
+        assert_eq!(part_of(&[1, -1], 0), None);
+        assert_eq!(
+            part_of(&[i32::MAX; 4], 2),
+            Some((2 * i32::MAX as usize, 4 * i32::MAX as usize))
+        );
     }
 }
