@@ -21,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=MPICC");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_openmpi)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpich)");
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_abi)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi4)");
     println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi4_base)");
     // The MPI-4.0 routines heapmpi intercepts (`linker-scripts/mpi4.list`)
@@ -34,6 +35,7 @@ fn main() {
     // against an MPI_Sendrecv under Open MPI 5), `cfg(heapmpi_mpi4)` for
     // the large-count ones (MPICH 4 and 5).
     let words = header_words();
+    let abi = flavour() == Some("abi");
     let mpi4 = words.contains("MPI_Isendrecv_replace_c");
     let mpi4_base = words.contains("MPI_Isendrecv");
     // MPI-4.1's nondestructive array tests (MPICH 5, Intel MPI 2021.1x).
@@ -71,12 +73,13 @@ fn main() {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             // A C routine where <mpi.h> declares it (Open MPI 5.0's
             // declares none of the `_c` ones its library exports); MPICH's
-            // Fortran large-count procedures with `mpi4`.
+            // Fortran large-count procedures with `mpi4` (none in the
+            // standard ABI build, which has no Fortran bindings).
             .filter(|n| {
                 if n.starts_with("MPI_") {
                     words.contains(*n)
                 } else {
-                    mpi4
+                    mpi4 && !abi
                 }
             })
         {
@@ -96,6 +99,13 @@ fn main() {
     let (head, tail) = base
         .split_once("  local:")
         .expect("heapmpi.map has a local: section");
+    // The standard ABI build has no Fortran bindings (`src/lib.rs`): the
+    // linker refuses a version script naming symbols that are not defined.
+    let head = if abi {
+        without_fortran(head)
+    } else {
+        head.to_string()
+    };
     let script = format!("{out_dir}/heapmpi.map");
     // The tables of `src/mpi/next.rs` are exported names for the assembly
     // (rustc exports every `#[no_mangle]` item): kept out of the dynamic
@@ -114,6 +124,16 @@ fn main() {
     // the library's RUNPATH, as the MPI's own `mpicc` gives programs.
     for dir in mpi_lib_dirs() {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,{dir}");
+    }
+    // The standard ABI build reaches every MPI routine through the tables
+    // of `src/mpi/next.rs`, so `--as-needed` would drop `libmpi_abi.so`
+    // from its dependencies; the wrappers tell which MPI a build serves by
+    // that entry (`mpi_library_of`). Loaded into a program of the ABI, the
+    // entry is the program's own copy (the loader matches it by soname).
+    if abi {
+        println!(
+            "cargo:rustc-cdylib-link-arg=-Wl,--push-state,--no-as-needed,-lmpi_abi,--pop-state"
+        );
     }
     match flavour() {
         Some(f) => println!("cargo:rustc-cfg=heapmpi_{f}"),
@@ -176,7 +196,9 @@ fn mpi_lib_dirs() -> Vec<String> {
     dirs
 }
 
-/// `openmpi` or `mpich`, from the macros `<mpi.h>` defines.
+/// `openmpi`, `mpich` or `abi` (the MPI-5 standard ABI's `<mpi.h>`, as
+/// MPICH 5's `mpicc_abi` compiles: one build for every MPI implementing
+/// it), from the macros `<mpi.h>` defines.
 fn flavour() -> Option<&'static str> {
     let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
     let out_dir = std::env::var("OUT_DIR").ok()?;
@@ -189,7 +211,12 @@ fn flavour() -> Option<&'static str> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    if text.lines().any(|l| l.starts_with("#define OPEN_MPI ")) {
+    if text
+        .lines()
+        .any(|l| l.starts_with("#define MPI_ABI_VERSION "))
+    {
+        Some("abi")
+    } else if text.lines().any(|l| l.starts_with("#define OPEN_MPI ")) {
         Some("openmpi")
     } else if text
         .lines()
@@ -199,6 +226,43 @@ fn flavour() -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// A version script's text without the Fortran bindings' names
+/// (`mpi_send_`, `pmpi_send__`, `ompi_send_f`, `__wrap_mpi_send_`: every
+/// name in lower case).
+fn without_fortran(map: &str) -> String {
+    let fortran = |w: &str| {
+        let w = w.trim_start_matches("__wrap_");
+        w.starts_with("mpi_") || w.starts_with("pmpi_") || w.starts_with("ompi_")
+    };
+    let mut out = String::new();
+    let mut in_comment = false;
+    for line in map.lines() {
+        let t = line.trim();
+        if in_comment || t.starts_with("/*") {
+            in_comment = !t.ends_with("*/");
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        if t.is_empty() || t.ends_with(':') || t.starts_with('{') {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let kept: Vec<&str> = t
+            .split(';')
+            .map(str::trim)
+            .filter(|w| !w.is_empty() && !fortran(w))
+            .collect();
+        if !kept.is_empty() {
+            out.push_str("    ");
+            out.push_str(&kept.join("; "));
+            out.push_str(";\n");
+        }
+    }
+    out
 }
 
 /// The names of the `global:` section of a version script.

@@ -21,6 +21,7 @@ pub mod comm;
 pub mod config;
 pub mod dt;
 pub mod ffi;
+#[cfg(not(heapmpi_abi))]
 pub mod fortran;
 pub mod heap;
 #[cfg(heapmpi_mpi4)]

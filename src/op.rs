@@ -61,7 +61,36 @@ mod handles {
     }
 }
 
-#[cfg(not(heapmpi_openmpi))]
+#[cfg(heapmpi_abi)]
+mod handles {
+    //! The MPI-5 standard ABI's handles are constants (`<mpi_abi.h>`).
+    use mpi_sys as ffi;
+    fn op(v: usize) -> ffi::MPI_Op {
+        ffi::MPI_Op(core::ptr::without_provenance_mut(v))
+    }
+    /// `MPI_OP_NULL`.
+    pub fn null() -> ffi::MPI_Op {
+        op(0x20)
+    }
+    /// `MPI_MINLOC`.
+    pub fn minloc() -> ffi::MPI_Op {
+        op(0x38)
+    }
+    /// `MPI_MAXLOC`.
+    pub fn maxloc() -> ffi::MPI_Op {
+        op(0x39)
+    }
+    /// `MPI_REPLACE`.
+    pub fn replace() -> ffi::MPI_Op {
+        op(0x3c)
+    }
+    /// `MPI_NO_OP`.
+    pub fn no_op() -> ffi::MPI_Op {
+        op(0x3d)
+    }
+}
+
+#[cfg(not(any(heapmpi_openmpi, heapmpi_abi)))]
 mod handles {
     //! MPICH's handles are constants of its ABI (`<mpi.h>`).
     use mpi_sys as ffi;

@@ -47,6 +47,29 @@ pub fn library() -> Library {
     *L.get_or_init(|| parse(library_version()))
 }
 
+/// Whether the MPI in use follows Open MPI's conventions where heapmpi
+/// must behave as it does (reduction order, window creation, errors).
+/// Fixed by the build (`cfg(heapmpi_openmpi)`), except in the build for
+/// the MPI-5 standard ABI (`cfg(heapmpi_abi)`), which serves every MPI
+/// implementing that ABI and asks the library it runs on.
+pub fn open_mpi() -> bool {
+    if cfg!(heapmpi_abi) {
+        matches!(library(), Library::OpenMpi(_))
+    } else {
+        cfg!(heapmpi_openmpi)
+    }
+}
+
+/// Whether the MPI in use is of the MPICH family (MPICH, Intel MPI), as
+/// [`open_mpi`] decides it.
+pub fn mpich() -> bool {
+    if cfg!(heapmpi_abi) {
+        !open_mpi()
+    } else {
+        cfg!(heapmpi_mpich)
+    }
+}
+
 /// The family and version in a library version string.
 pub fn parse(lib: &str) -> Library {
     if let Some(v) = lib.strip_prefix("Open MPI v") {

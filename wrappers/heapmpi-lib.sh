@@ -35,11 +35,17 @@ ldd_of() {
 }
 
 # The MPI family of a list of libraries as ldd_of prints them:
-# openmpi|mpich, or failure when the list says nothing conclusive.
+# openmpi|mpich, or failure when the list says nothing conclusive. A
+# program of the MPI-5 standard ABI (libmpi_abi.so) belongs to the family
+# of the MPI whose library the loader found (abi_family).
 flavour_of_ldd_output() {
-    local lib ompi=0 mpich=0
-    while read -r lib _; do
+    local lib arrow path ompi=0 mpich=0 fam
+    while read -r lib arrow path _; do
         case $lib in
+        libmpi_abi.so*)
+            [[ $arrow == "=>" && -f $path ]] && fam=$(abi_family "$path") || continue
+            [[ $fam == openmpi ]] && ompi=1 || mpich=1
+            ;;
         libmpich*.so* | libmpicxx.so* | libmpifort.so* | libmpi.so.12*) mpich=1 ;;
         libmpi.so.* | libmpi_*.so* | libopen-pal.so* | libopen-rte.so*) ompi=1 ;;
         esac
@@ -48,6 +54,31 @@ flavour_of_ldd_output() {
     elif ((mpich && !ompi)); then echo mpich
     else return 1
     fi
+}
+
+# The family of the MPI whose standard-ABI library is $1: the one whose
+# own libraries sit beside it (MPICH 5 installs libmpi_abi.so next to
+# libmpi.so.12; an Open MPI would put it next to libopen-pal).
+abi_family() {
+    local dir=${1%/*}
+    if compgen -G "$dir/libopen-pal.so*" >/dev/null || compgen -G "$dir/libmpi.so.40*" >/dev/null; then
+        echo openmpi
+    else
+        echo mpich
+    fi
+}
+
+# Whether MPI libraries $1 and $2 (canonical paths, as mpi_library_of
+# prints them) are one for heapmpi: the same file, or two libraries of the
+# MPI-5 standard ABI with one soname (a build for the ABI links whichever
+# the program loads: the loader finds the program's first).
+same_mpi_library() {
+    [[ $1 == "$2" ]] && return 0
+    local a=${1##*/} b=${2##*/}
+    [[ $a == libmpi_abi.so.* && $b == libmpi_abi.so.* ]] || return 1
+    a=${a#libmpi_abi.so.}
+    b=${b#libmpi_abi.so.}
+    [[ ${a%%.*} == "${b%%.*}" ]] # the soname's version (libmpi_abi.so.1)
 }
 
 # Which MPI does a dynamically linked file use? Prints openmpi|mpich, or
@@ -104,7 +135,7 @@ mpi_library_of_ldd_output() {
     local name arrow path
     while read -r name arrow path _; do
         case $name in
-        libmpi.so.* | libmpich.so.*)
+        libmpi.so.* | libmpich.so.* | libmpi_abi.so.*)
             [[ $arrow == "=>" && -f $path ]] || continue
             readlink -f "$path"
             return 0
@@ -131,14 +162,14 @@ build_for_library() {
     local so first=""
     if [[ -n ${3:-} ]]; then
         for so in "$1/target/$3/release/libheapmpi.so" "$1/lib/$3/libheapmpi.so"; do
-            if [[ -f $so && $(mpi_library_of "$so") == "$2" ]]; then
+            if [[ -f $so ]] && same_mpi_library "$(mpi_library_of "$so")" "$2"; then
                 echo "$so"
                 return 0
             fi
         done
     fi
     while read -r so; do
-        if [[ $(mpi_library_of "$so") == "$2" ]]; then
+        if same_mpi_library "$(mpi_library_of "$so")" "$2"; then
             first=$so
             break
         fi
@@ -181,6 +212,7 @@ mpi_library_of_mpicc() {
     for word in $show; do
         case $word in
         -lmpich) libname=libmpich.so ;;
+        -lmpi_abi) libname=libmpi_abi.so ;;
         -lmpi) [[ -n $libname ]] || libname=libmpi.so ;;
         esac
     done

@@ -205,10 +205,14 @@ fn comm_null() -> ffi::MPI_Comm {
     unsafe { ffi::RSMPI_COMM_NULL }
 }
 
-/// `MPI_IN_PLACE`: `(void *) 1` in Open MPI's `<mpi.h>`, `(void *) -1` in
-/// MPICH's.
+/// `MPI_IN_PLACE`: `(void *) 1` in Open MPI's `<mpi.h>` and in the MPI-5
+/// standard ABI's, `(void *) -1` in MPICH's.
 pub fn in_place() -> *const c_void {
-    core::ptr::without_provenance(if cfg!(heapmpi_openmpi) { 1 } else { usize::MAX })
+    core::ptr::without_provenance(if cfg!(heapmpi_openmpi) || cfg!(heapmpi_abi) {
+        1
+    } else {
+        usize::MAX
+    })
 }
 
 /// The address a member publishes when it cannot offer its data (no

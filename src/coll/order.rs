@@ -160,7 +160,7 @@ pub(super) fn stock(
     if !rules_are_default() {
         return None;
     }
-    if cfg!(heapmpi_openmpi) {
+    if crate::version::open_mpi() {
         openmpi(n, count, bytes, root, red.commute)
     } else {
         Some(mpich(n, count, bytes, root, red))
@@ -402,7 +402,7 @@ pub(super) fn scan_tree(me: usize, inclusive: bool, red: &Reducer) -> Tree {
     if members.len() <= 2 || red.exact() {
         return Tree::right_fold(&members);
     }
-    if cfg!(heapmpi_openmpi) {
+    if crate::version::open_mpi() {
         return Tree::left_fold(&members);
     }
     let mut acc = inclusive.then_some(Tree::Leaf(me));

@@ -58,6 +58,7 @@ macro_rules! c_exports {
 }
 
 pub mod coll;
+#[cfg(not(heapmpi_abi))]
 pub mod fortran;
 pub mod malloc;
 pub mod mpi;

@@ -171,26 +171,48 @@ pub fn message_f2c(f: c_int) -> ffi::MPI_Message {
 }
 
 // Open MPI converts handles with functions; MPICH's handles are the
-// Fortran integers themselves (its conversions are macros).
-#[cfg(not(heapmpi_mpich))]
+// Fortran integers themselves (its conversions are macros); the MPI-5
+// standard ABI has no Fortran integers but the same functions under the
+// names `MPI_X_toint` / `MPI_X_fromint`.
+#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
 fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
     // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
     unsafe { ffi::PMPI_Request_c2f(r) }
 }
-#[cfg(not(heapmpi_mpich))]
+#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
 fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
     // SAFETY: as above.
     unsafe { ffi::PMPI_Request_f2c(f) }
 }
-#[cfg(not(heapmpi_mpich))]
+#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
 fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
     // SAFETY: as above.
     unsafe { ffi::PMPI_Message_c2f(m) }
 }
-#[cfg(not(heapmpi_mpich))]
+#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
 fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
     // SAFETY: as above.
     unsafe { ffi::PMPI_Message_f2c(f) }
+}
+#[cfg(heapmpi_abi)]
+fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
+    // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
+    unsafe { ffi::PMPI_Request_toint(r) }
+}
+#[cfg(heapmpi_abi)]
+fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Request_fromint(f) }
+}
+#[cfg(heapmpi_abi)]
+fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_toint(m) }
+}
+#[cfg(heapmpi_abi)]
+fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
+    // SAFETY: as above.
+    unsafe { ffi::PMPI_Message_fromint(f) }
 }
 #[cfg(heapmpi_mpich)]
 fn real_request_c2f(r: ffi::MPI_Request) -> c_int {

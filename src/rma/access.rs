@@ -72,7 +72,7 @@ pub(super) fn locate(f: &Fast, t: usize, disp: ffi::MPI_Aint, tb: &Buf) -> Resul
     let lo = off + span.lo as i128;
     let hi = lo + span.len as i128;
     if !f.dynamic && span.len > 0 && (lo < 0 || hi > p.size as i128) {
-        return Err(if cfg!(heapmpi_mpich) {
+        return Err(if crate::version::mpich() {
             Ok(())
         } else {
             Err(Some(ffi::MPI_ERR_RMA_RANGE))

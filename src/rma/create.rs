@@ -48,7 +48,7 @@ use crate::stats;
 /// it, and while it did not, all of them back off and try again together.
 /// A holder's members are all in its creation, which therefore finishes.
 fn serialized(comm: ffi::MPI_Comm, create: impl FnOnce() -> c_int) -> c_int {
-    let _lock = if cfg!(heapmpi_openmpi) {
+    let _lock = if crate::version::open_mpi() {
         creation_lock(comm)
     } else {
         None
@@ -384,8 +384,8 @@ fn shared_segments(
     comm: ffi::MPI_Comm,
     noncontig: bool,
 ) -> Option<(*mut u8, Box<[Peer]>, *mut u8)> {
-    let null_empty = cfg!(heapmpi_mpich) || noncontig;
-    let page = if cfg!(heapmpi_openmpi) && noncontig {
+    let null_empty = crate::version::mpich() || noncontig;
+    let page = if crate::version::open_mpi() && noncontig {
         crate::sys::page_size()
     } else {
         1

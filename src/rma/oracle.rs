@@ -54,7 +54,7 @@ static SEEN: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
 /// Whether the MPI's accumulate applies `op` to `dt`, a predefined type of
 /// at most 64 bytes that its `MPI_Reduce_local` refuses.
 pub fn accepts(op: ffi::MPI_Op, dt: ffi::MPI_Datatype) -> bool {
-    if !cfg!(heapmpi_mpich) {
+    if !crate::version::mpich() {
         return false;
     }
     let key = (op.0.to_bits(), dt.0.to_bits());

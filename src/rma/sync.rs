@@ -308,7 +308,7 @@ pub unsafe fn lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
         return to_real(|| unsafe { ffi::PMPI_Win_lock_all(assert, win) });
     };
     let mut ep = epochs(f);
-    let in_lock = ep.n_locked > 0 && !cfg!(heapmpi_openmpi);
+    let in_lock = ep.n_locked > 0 && !crate::version::open_mpi();
     if ep.lock_all.is_some()
         || in_lock
         || ep.start.is_some()

