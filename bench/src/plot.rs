@@ -47,6 +47,7 @@ fn mpi_color(mpi: &str) -> RGBColor {
         "openmpi5" => RGBColor(44, 160, 44),
         "mpich5" => RGBColor(255, 127, 14),
         "impi" => RGBColor(148, 103, 189),
+        "mpiabi" => RGBColor(140, 86, 75),
         _ => RGBColor(214, 39, 40),
     }
 }

