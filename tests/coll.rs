@@ -444,24 +444,6 @@ fn coll_nonblocking_neighborhood() {
     );
 }
 
-/// The number the program prints after `label` on stdout (the collectives
-/// it posted that heapmpi can run on the heap) equals every rank's
-/// nonblocking= count.
-fn count_on_heap(o: &Output, n: usize, label: &str) -> Result<(), String> {
-    let posted: u64 = o
-        .stdout
-        .lines()
-        .find_map(|l| l.split(label).nth(1).and_then(|v| v.trim().parse().ok()))
-        .ok_or_else(|| format!("no '{label}' line on stdout"))?;
-    let v = stats_numbers(&o.stderr, "nonblocking")?;
-    if v.len() != n || v.iter().any(|&x| x != posted) {
-        return Err(format!(
-            "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted}"
-        ));
-    }
-    Ok(())
-}
-
 /// Runs `program` with a 2 MiB heap per rank at 2 and 4 ranks (LD_PRELOAD)
 /// against stock: its large buffers cannot be staged, and some rank must
 /// say so (`stage_failed=` > 0), or the fallback was not exercised.

@@ -131,13 +131,17 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
 }
 
 /// [`stock_pairing`] for the nonblocking forms (`MPI_Ineighbor_*`), where
-/// measured: Open MPI 4.1 pairs in order on every topology (its `libnbc`),
-/// MPICH 4.0 as its blocking forms; elsewhere (Open MPI 5.0, MPICH 5,
-/// Intel MPI) unknown, so an ambiguous neighbourhood goes to the real MPI.
+/// measured (a periodic ring of 2, a periodic 2x1 grid and a graph listing
+/// one neighbour twice, 2026-11-27): Open MPI 4.1 and 5.0 pair in order on
+/// every topology (their `libnbc`), MPICH 4.0 and 5.0.2 as their blocking
+/// forms. Intel MPI is unknown (its blocking forms are), so there an
+/// ambiguous neighbourhood goes to the real MPI.
 pub fn stock_pairing_nonblocking(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
     match crate::version::parse(lib) {
-        Library::OpenMpi((4, 1, _)) => Some(Pairing::InOrder),
-        Library::Mpich((4, 0, _)) => stock_pairing(lib, kind, call),
+        Library::OpenMpi((major, minor, _)) => {
+            ((major, minor) >= (4, 1) && major <= 5).then_some(Pairing::InOrder)
+        }
+        Library::Mpich(_) => stock_pairing(lib, kind, call),
         _ => None,
     }
 }
@@ -498,8 +502,8 @@ mod tests {
             stock_pairing(mpich40, Kind::DistGraph, Alltoall),
             Some(Pairing::Reverse)
         );
-        // The nonblocking forms: Open MPI 4.1 in order everywhere, MPICH
-        // 4.0 as blocking, the others unknown.
+        // The nonblocking forms: Open MPI 4.1 and 5.0 in order everywhere,
+        // MPICH as blocking, Intel MPI unknown.
         assert_eq!(
             stock_pairing_nonblocking(ompi, Kind::Cart, Alltoall),
             Some(Pairing::InOrder)
@@ -508,8 +512,19 @@ mod tests {
             stock_pairing_nonblocking(mpich40, Kind::Cart, Alltoall),
             Some(Pairing::Reverse)
         );
-        assert_eq!(stock_pairing_nonblocking(ompi5, Kind::Cart, Alltoall), None);
+        assert_eq!(
+            stock_pairing_nonblocking(ompi5, Kind::Cart, Alltoall),
+            Some(Pairing::InOrder)
+        );
         let mpich5 = "MPICH Version:      5.0.2\nMPICH Release date: Fri Sep 25";
+        assert_eq!(
+            stock_pairing_nonblocking(mpich5, Kind::Cart, Alltoallv),
+            Some(Pairing::Direction)
+        );
+        assert_eq!(
+            stock_pairing_nonblocking("Intel(R) MPI Library 2021.18", Kind::Cart, Alltoall),
+            None
+        );
         assert_eq!(
             stock_pairing(mpich5, Kind::Cart, Alltoall),
             Some(Pairing::Direction)

@@ -1721,3 +1721,21 @@ pub fn matrix_on(
     }
     fl.finish(test);
 }
+
+/// The number the program prints after `label` on stdout (the collectives
+/// it posted that heapmpi can run on the heap) equals every rank's
+/// nonblocking= count.
+pub fn count_on_heap(o: &Output, n: usize, label: &str) -> Result<(), String> {
+    let posted: u64 = o
+        .stdout
+        .lines()
+        .find_map(|l| l.split(label).nth(1).and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| format!("no '{label}' line on stdout"))?;
+    let v = stats_numbers(&o.stderr, "nonblocking")?;
+    if v.len() != n || v.iter().any(|&x| x != posted) {
+        return Err(format!(
+            "nonblocking= on the ranks' reports: {v:?}; expected {n} values, each {posted}"
+        ));
+    }
+    Ok(())
+}
