@@ -44,6 +44,13 @@ fn main() {
     if mpi41 {
         println!("cargo:rustc-cfg=heapmpi_mpi41");
     }
+    // MPI-4.1's buffers attached to communicators and sessions (MPICH 5,
+    // Intel MPI 2021.1x): heapmpi records their sizes for its buffered
+    // sends (`p2p::api::bsend`).
+    println!("cargo:rustc-check-cfg=cfg(heapmpi_mpi41_buffers)");
+    if words.contains("MPI_Comm_attach_buffer") {
+        println!("cargo:rustc-cfg=heapmpi_mpi41_buffers");
+    }
     // MPI-5.0's handle-to-integer conversions (MPICH 5, Intel MPI).
     println!("cargo:rustc-check-cfg=cfg(heapmpi_toint)");
     if words.contains("MPI_Request_toint") {

@@ -349,7 +349,7 @@ pub unsafe fn isendrecv_replace(
 pub unsafe fn buffer_attach(buf: *mut c_void, size: MPI_Count) -> c_int {
     // SAFETY: forwarded unchanged.
     let rc = unsafe { ffi::PMPI_Buffer_attach_c(buf, size) };
-    api::attached(rc, size.clamp(0, c_int::MAX as MPI_Count) as c_int);
+    api::attached(rc, buf, size.clamp(0, c_int::MAX as MPI_Count) as usize);
     rc
 }
 

@@ -73,6 +73,9 @@ fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
         ("p2p_getstatus", f) if !declares(f, "MPI_Request_get_status_all") => {
             Some("<mpi.h> declares no MPI-4.1 MPI_Request_get_status_all")
         }
+        ("p2p_buffers", f) if !declares(f, "MPI_Comm_attach_buffer") => {
+            Some("<mpi.h> declares no MPI-4.1 MPI_Comm_attach_buffer")
+        }
         _ => None,
     }
 }
@@ -140,6 +143,19 @@ fn wheels_p2p_get_status_all_any_some() {
         "wheels_p2p_get_status_all_any_some",
         "p2p_getstatus",
         "getstatus",
+        "p2p",
+    );
+}
+
+/// MPI-4.1's buffers attached to a communicator or a session, and
+/// MPI_BUFFER_AUTOMATIC, under MPI_Bsend (MPICH 5, Intel MPI): heapmpi
+/// knew only the process's buffer and refused sends stock MPICH 5 makes.
+#[test]
+fn wheels_p2p_communicator_and_session_buffers() {
+    run(
+        "wheels_p2p_communicator_and_session_buffers",
+        "p2p_buffers",
+        "buffers",
         "p2p",
     );
 }

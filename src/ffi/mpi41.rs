@@ -33,6 +33,60 @@ c_exports! {
     }
 }
 
+/// MPI-4.1's buffers of communicators and sessions, recorded for
+/// heapmpi's buffered sends (`cfg(heapmpi_mpi41_buffers)`).
+#[cfg(heapmpi_mpi41_buffers)]
+pub mod buffers {
+    use core::ffi::{c_int, c_void};
+
+    use mpi_sys::{MPI_Comm, MPI_Count, MPI_Session};
+
+    use crate::p2p::api::scoped;
+
+    c_exports! {
+        /// `MPI_Comm_attach_buffer`.
+        fn MPI_Comm_attach_buffer(comm: MPI_Comm, buf: *mut c_void, size: c_int) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::comm_attach(comm, buf, size) }
+        }
+        /// `MPI_Comm_attach_buffer_c`.
+        fn MPI_Comm_attach_buffer_c(comm: MPI_Comm, buf: *mut c_void, size: MPI_Count) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::comm_attach_c(comm, buf, size) }
+        }
+        /// `MPI_Comm_detach_buffer`.
+        fn MPI_Comm_detach_buffer(comm: MPI_Comm, buf: *mut c_void, size: *mut c_int) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::comm_detach(comm, buf, size) }
+        }
+        /// `MPI_Comm_detach_buffer_c`.
+        fn MPI_Comm_detach_buffer_c(comm: MPI_Comm, buf: *mut c_void, size: *mut MPI_Count) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::comm_detach_c(comm, buf, size) }
+        }
+        /// `MPI_Session_attach_buffer`.
+        fn MPI_Session_attach_buffer(s: MPI_Session, buf: *mut c_void, size: c_int) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::session_attach(s, buf, size) }
+        }
+        /// `MPI_Session_attach_buffer_c`.
+        fn MPI_Session_attach_buffer_c(s: MPI_Session, buf: *mut c_void, size: MPI_Count) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::session_attach_c(s, buf, size) }
+        }
+        /// `MPI_Session_detach_buffer`.
+        fn MPI_Session_detach_buffer(s: MPI_Session, buf: *mut c_void, size: *mut c_int) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::session_detach(s, buf, size) }
+        }
+        /// `MPI_Session_detach_buffer_c`.
+        fn MPI_Session_detach_buffer_c(s: MPI_Session, buf: *mut c_void, size: *mut MPI_Count) -> c_int {
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { scoped::session_detach_c(s, buf, size) }
+        }
+    }
+}
+
 /// The conversions, in a module of their own (one `c_exports!` per
 /// module).
 #[cfg(heapmpi_toint)]

@@ -423,7 +423,7 @@ binding! {
         unsafe {
             real::buffer_attach(buf, size, &mut rc);
             set_ierr(ierr, rc);
-            api::attached(rc, *size);
+            api::attached(rc, buf, (*size).max(0) as usize);
         }
     }
     /// `MPI_BUFFER_DETACH` (see [`own::buffer_attach`]).

@@ -67,6 +67,7 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     status::learn();
     // The engine caches communicator infos: drop one when it is deleted.
     comm::on_free(engine::forget_comm);
+    comm::on_free(api::forget_comm_buffer);
     // SAFETY: the MPI constants are initialised; the out-pointers are valid.
     unsafe {
         let mut ub: *mut c_int = core::ptr::null_mut();

@@ -19,15 +19,63 @@
 //! heapmpi's buffered messages leave the attached buffer at once (they sit
 //! in the shared heap), so the room check is against the whole buffer: a
 //! program the real MPI accepts, heapmpi accepts.
+//!
+//! MPI-4.1 adds buffers attached to a communicator or a session, and
+//! `MPI_BUFFER_AUTOMATIC` (the MPI finds the room itself). A buffered send
+//! on a communicator with a buffer of its own uses that one only; else the
+//! process's; else, for a communicator made from a session, the session's.
+//! heapmpi cannot tell which session a communicator came from, so a
+//! session's buffer counts for every communicator without one of its own
+//! (it accepts what the real MPI accepts, and at worst a send whose only
+//! room is another session's buffer).
 
 use core::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::raw::RawHandle;
 
 use super::*;
 
-/// Bytes of the attached buffer (0: none). Relaxed: attach, detach and the
-/// sends that read it are MPI calls of one process, ordered by the program.
+/// Bytes of the attached buffer (0: none; `usize::MAX`:
+/// `MPI_BUFFER_AUTOMATIC`). Relaxed: attach, detach and the sends that read
+/// it are MPI calls of one process, ordered by the program.
 static ATTACHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of the buffers attached to communicators (by handle bits) and to
+/// sessions (by handle bits), as [`ATTACHED`].
+static SCOPED: Mutex<Scoped> = Mutex::new(Scoped {
+    comms: Vec::new(),
+    sessions: Vec::new(),
+});
+
+struct Scoped {
+    comms: Vec<(usize, usize)>,
+    sessions: Vec<(usize, usize)>,
+}
+
+/// `MPI_BUFFER_AUTOMATIC` of the MPI-4.1 `<mpi.h>`s: `(void *) -2` in the
+/// MPICH family's, `(void *) 2` in the standard ABI's; Open MPI 5.0 has
+/// none.
+fn automatic(buf: *const c_void) -> bool {
+    let v = buf as usize;
+    if cfg!(heapmpi_abi) {
+        v == 2
+    } else if cfg!(heapmpi_mpich) {
+        v == usize::MAX - 1
+    } else {
+        false
+    }
+}
+
+/// The size heapmpi records for a buffer attached at `buf`.
+fn size_of_buffer(buf: *const c_void, size: usize) -> usize {
+    if automatic(buf) {
+        usize::MAX
+    } else {
+        size
+    }
+}
 
 /// Open MPI: the largest message sent eagerly without the attached buffer
 /// (learned when first needed).
@@ -44,7 +92,7 @@ static LEVEL: AtomicI32 = AtomicI32::new(0);
 pub unsafe fn buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
     // SAFETY: forwarded unchanged.
     let rc = unsafe { ffi::PMPI_Buffer_attach(buf, size) };
-    attached(rc, size);
+    attached(rc, buf, size.max(0) as usize);
     rc
 }
 
@@ -60,9 +108,170 @@ pub unsafe fn buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
 }
 
 /// Records an attach made through a binding (`rc` its result).
-pub fn attached(rc: c_int, size: c_int) {
+pub fn attached(rc: c_int, buf: *const c_void, size: usize) {
     if rc == 0 {
-        ATTACHED.store(size.max(0) as usize, Ordering::Relaxed);
+        ATTACHED.store(size_of_buffer(buf, size), Ordering::Relaxed);
+    }
+}
+
+/// Records the attach of a buffer to a communicator (`session` false) or
+/// a session, by its handle bits (`rc` the real call's result).
+#[cfg_attr(not(heapmpi_mpi41_buffers), allow(dead_code))]
+pub fn scoped_attached(rc: c_int, session: bool, bits: usize, buf: *const c_void, size: usize) {
+    if rc != 0 {
+        return;
+    }
+    let mut s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
+    let list = if session {
+        &mut s.sessions
+    } else {
+        &mut s.comms
+    };
+    list.retain(|&(b, _)| b != bits);
+    list.push((bits, size_of_buffer(buf, size)));
+}
+
+/// Records the detach of a communicator's or a session's buffer (or the
+/// communicator's free: `comm::on_free`).
+pub fn scoped_detached(rc: c_int, session: bool, bits: usize) {
+    if rc != 0 {
+        return;
+    }
+    let mut s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
+    let list = if session {
+        &mut s.sessions
+    } else {
+        &mut s.comms
+    };
+    list.retain(|&(b, _)| b != bits);
+}
+
+/// [`scoped_detached`] of a communicator being freed (subscribed with
+/// `comm::on_free`).
+pub fn forget_comm_buffer(bits: usize) {
+    scoped_detached(0, false, bits);
+}
+
+/// The MPI-4.1 attach and detach of communicators' and sessions' buffers
+/// (`cfg(heapmpi_mpi41_buffers)`: an `<mpi.h>` that declares them): the
+/// real calls, recorded.
+#[cfg(heapmpi_mpi41_buffers)]
+pub mod scoped {
+    use core::ffi::{c_int, c_void};
+
+    use mpi_sys as ffi;
+
+    use super::{scoped_attached, scoped_detached};
+    use crate::raw::RawHandle;
+
+    /// A session's handle bits (an integer in the MPICH family, a
+    /// pointer in the standard ABI).
+    fn session_bits(s: ffi::MPI_Session) -> usize {
+        s.0.to_bits()
+    }
+
+    /// `MPI_Comm_attach_buffer`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn comm_attach(comm: ffi::MPI_Comm, buf: *mut c_void, size: c_int) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Comm_attach_buffer(comm, buf, size) };
+        scoped_attached(rc, false, comm.0.to_bits(), buf, size.max(0) as usize);
+        rc
+    }
+
+    /// `MPI_Comm_attach_buffer_c`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn comm_attach_c(
+        comm: ffi::MPI_Comm,
+        buf: *mut c_void,
+        size: ffi::MPI_Count,
+    ) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Comm_attach_buffer_c(comm, buf, size) };
+        scoped_attached(rc, false, comm.0.to_bits(), buf, size.max(0) as usize);
+        rc
+    }
+
+    /// `MPI_Comm_detach_buffer`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn comm_detach(comm: ffi::MPI_Comm, buf: *mut c_void, size: *mut c_int) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Comm_detach_buffer(comm, buf, size) };
+        scoped_detached(rc, false, comm.0.to_bits());
+        rc
+    }
+
+    /// `MPI_Comm_detach_buffer_c`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn comm_detach_c(
+        comm: ffi::MPI_Comm,
+        buf: *mut c_void,
+        size: *mut ffi::MPI_Count,
+    ) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Comm_detach_buffer_c(comm, buf, size) };
+        scoped_detached(rc, false, comm.0.to_bits());
+        rc
+    }
+
+    /// `MPI_Session_attach_buffer`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn session_attach(s: ffi::MPI_Session, buf: *mut c_void, size: c_int) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Session_attach_buffer(s, buf, size) };
+        scoped_attached(rc, true, session_bits(s), buf, size.max(0) as usize);
+        rc
+    }
+
+    /// `MPI_Session_attach_buffer_c`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn session_attach_c(
+        s: ffi::MPI_Session,
+        buf: *mut c_void,
+        size: ffi::MPI_Count,
+    ) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Session_attach_buffer_c(s, buf, size) };
+        scoped_attached(rc, true, session_bits(s), buf, size.max(0) as usize);
+        rc
+    }
+
+    /// `MPI_Session_detach_buffer`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn session_detach(s: ffi::MPI_Session, buf: *mut c_void, size: *mut c_int) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Session_detach_buffer(s, buf, size) };
+        scoped_detached(rc, true, session_bits(s));
+        rc
+    }
+
+    /// `MPI_Session_detach_buffer_c`.
+    ///
+    /// # Safety
+    /// As the MPI call.
+    pub unsafe fn session_detach_c(
+        s: ffi::MPI_Session,
+        buf: *mut c_void,
+        size: *mut ffi::MPI_Count,
+    ) -> c_int {
+        // SAFETY: forwarded unchanged.
+        let rc = unsafe { ffi::PMPI_Session_detach_buffer_c(s, buf, size) };
+        scoped_detached(rc, true, session_bits(s));
+        rc
     }
 }
 
@@ -74,9 +283,21 @@ pub fn detached(rc: c_int) {
 }
 
 /// Whether the real MPI would accept a buffered send of `bytes` packed
-/// bytes now.
-pub(super) fn room(bytes: usize) -> bool {
-    if bytes + ffi::MPI_BSEND_OVERHEAD as usize <= ATTACHED.load(Ordering::Relaxed) {
+/// bytes on `comm` now.
+pub(super) fn room(bytes: usize, comm: ffi::MPI_Comm) -> bool {
+    let need = bytes.saturating_add(ffi::MPI_BSEND_OVERHEAD as usize);
+    let fits = {
+        let s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
+        let own = s.comms.iter().find(|&&(b, _)| b == comm.0.to_bits());
+        match own {
+            Some(&(_, size)) => need <= size,
+            None => {
+                need <= ATTACHED.load(Ordering::Relaxed)
+                    || s.sessions.iter().any(|&(_, size)| need <= size)
+            }
+        }
+    };
+    if fits {
         return true;
     }
     if crate::version::open_mpi()

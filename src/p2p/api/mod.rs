@@ -28,7 +28,11 @@ mod persist;
 mod recv;
 mod send;
 
-pub use bsend::{attached, buffer_attach, buffer_detach, detached, remember_thread_level};
+#[cfg(heapmpi_mpi41_buffers)]
+pub use bsend::scoped;
+pub use bsend::{
+    attached, buffer_attach, buffer_detach, detached, forget_comm_buffer, remember_thread_level,
+};
 pub use complete::*;
 pub use complete_many::*;
 pub use creation::*;

@@ -182,7 +182,7 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
         // Started by `start` without the engine held.
         Persist::Coll(_) => return ffi::MPI_ERR_INTERN as c_int,
         Persist::Send(s) => {
-            if s.mode == Mode::Buffered && !bsend::room(dt::packed_size(s.count, &s.dt)) {
+            if s.mode == Mode::Buffered && !bsend::room(dt::packed_size(s.count, &s.dt), s.comm) {
                 return ffi::MPI_ERR_BUFFER as c_int;
             }
             r.state = State::Op(Op::Posted);

@@ -25,7 +25,7 @@ pub unsafe fn send(
     if engine::enabled() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
-            if mode == Mode::Buffered && !bsend::room(dt::packed_size(count, &d)) {
+            if mode == Mode::Buffered && !bsend::room(dt::packed_size(count, &d), comm) {
                 drop(e);
                 return raise(comm, ffi::MPI_ERR_BUFFER as c_int);
             }
@@ -99,7 +99,7 @@ pub unsafe fn isend(
     if engine::enabled() && handles_ok() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
-            if mode == Mode::Buffered && !bsend::room(dt::packed_size(count, &d)) {
+            if mode == Mode::Buffered && !bsend::room(dt::packed_size(count, &d), comm) {
                 drop(e);
                 return raise(comm, ffi::MPI_ERR_BUFFER as c_int);
             }
