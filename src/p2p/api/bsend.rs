@@ -114,36 +114,35 @@ pub fn attached(rc: c_int, buf: *const c_void, size: usize) {
     }
 }
 
+/// Runs `f` on the recorded buffers of communicators (`session` false) or
+/// of sessions.
+fn with_scoped(session: bool, f: impl FnOnce(&mut Vec<(usize, usize)>)) {
+    let mut s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
+    f(if session {
+        &mut s.sessions
+    } else {
+        &mut s.comms
+    });
+}
+
 /// Records the attach of a buffer to a communicator (`session` false) or
 /// a session, by its handle bits (`rc` the real call's result).
 #[cfg_attr(not(heapmpi_mpi41_buffers), allow(dead_code))]
 pub fn scoped_attached(rc: c_int, session: bool, bits: usize, buf: *const c_void, size: usize) {
-    if rc != 0 {
-        return;
+    if rc == 0 {
+        with_scoped(session, |list| {
+            list.retain(|&(b, _)| b != bits);
+            list.push((bits, size_of_buffer(buf, size)));
+        });
     }
-    let mut s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
-    let list = if session {
-        &mut s.sessions
-    } else {
-        &mut s.comms
-    };
-    list.retain(|&(b, _)| b != bits);
-    list.push((bits, size_of_buffer(buf, size)));
 }
 
 /// Records the detach of a communicator's or a session's buffer (or the
 /// communicator's free: `comm::on_free`).
 pub fn scoped_detached(rc: c_int, session: bool, bits: usize) {
-    if rc != 0 {
-        return;
+    if rc == 0 {
+        with_scoped(session, |list| list.retain(|&(b, _)| b != bits));
     }
-    let mut s = SCOPED.lock().unwrap_or_else(|e| e.into_inner());
-    let list = if session {
-        &mut s.sessions
-    } else {
-        &mut s.comms
-    };
-    list.retain(|&(b, _)| b != bits);
 }
 
 /// [`scoped_detached`] of a communicator being freed (subscribed with
