@@ -175,44 +175,34 @@ pub fn message_f2c(f: c_int) -> ffi::MPI_Message {
 // standard ABI has no Fortran integers but the same functions under the
 // names `MPI_X_toint` / `MPI_X_fromint`.
 #[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
+use ffi::{
+    PMPI_Message_c2f as message_to_int, PMPI_Message_f2c as message_from_int,
+    PMPI_Request_c2f as request_to_int, PMPI_Request_f2c as request_from_int,
+};
+#[cfg(heapmpi_abi)]
+use ffi::{
+    PMPI_Message_fromint as message_from_int, PMPI_Message_toint as message_to_int,
+    PMPI_Request_fromint as request_from_int, PMPI_Request_toint as request_to_int,
+};
+#[cfg(not(heapmpi_mpich))]
 fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
     // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
-    unsafe { ffi::PMPI_Request_c2f(r) }
+    unsafe { request_to_int(r) }
 }
-#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
+#[cfg(not(heapmpi_mpich))]
 fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
     // SAFETY: as above.
-    unsafe { ffi::PMPI_Request_f2c(f) }
+    unsafe { request_from_int(f) }
 }
-#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
+#[cfg(not(heapmpi_mpich))]
 fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
     // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_c2f(m) }
+    unsafe { message_to_int(m) }
 }
-#[cfg(not(any(heapmpi_mpich, heapmpi_abi)))]
+#[cfg(not(heapmpi_mpich))]
 fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
     // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_f2c(f) }
-}
-#[cfg(heapmpi_abi)]
-fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
-    // SAFETY: a handle of the real MPI (or an invalid one, which it rejects).
-    unsafe { ffi::PMPI_Request_toint(r) }
-}
-#[cfg(heapmpi_abi)]
-fn real_request_f2c(f: c_int) -> ffi::MPI_Request {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Request_fromint(f) }
-}
-#[cfg(heapmpi_abi)]
-fn real_message_c2f(m: ffi::MPI_Message) -> c_int {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_toint(m) }
-}
-#[cfg(heapmpi_abi)]
-fn real_message_f2c(f: c_int) -> ffi::MPI_Message {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Message_fromint(f) }
+    unsafe { message_from_int(f) }
 }
 #[cfg(heapmpi_mpich)]
 fn real_request_c2f(r: ffi::MPI_Request) -> c_int {
