@@ -134,7 +134,7 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
 /// measured (a periodic ring of 2, a periodic 2x1 grid and a graph listing
 /// one neighbour twice, 2026-11-27): Open MPI 4.1 and 5.0 pair in order on
 /// every topology (their `libnbc`), MPICH 4.0 and 5.0.2 as their blocking
-/// forms. Intel MPI is unknown (its blocking forms are), so there an
+/// forms. Intel MPI is unknown, as for its blocking forms, so there an
 /// ambiguous neighbourhood goes to the real MPI.
 pub fn stock_pairing_nonblocking(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
     match crate::version::parse(lib) {
