@@ -16,6 +16,9 @@ norm_flavour() {
 # checks: ldd is a shell script whose start-up costs ~10 ms, which every
 # heapmpirun paid twice before a 1-second job (GROMACS in bench/run). A
 # file no loader listed here takes (another ABI) goes to ldd itself.
+# With a second argument "so", $1 is known to be a shared library of this
+# machine's ABI (a heapmpi build), and the check ldd makes first, one more
+# process, is skipped.
 ldd_of() {
     local rtld rc
     for rtld in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib64/ld64.so.2; do
@@ -23,6 +26,10 @@ ldd_of() {
         # --verify: 0 = a dynamic file for this loader, 2 = a shared
         # library for it, 1 = not one (static, a script, another ABI).
         rc=0
+        if [[ ${2:-} == so ]]; then
+            env -u LD_PRELOAD "$rtld" --list "$1" 2>/dev/null && return
+            continue # not this loader's (another ABI): ask the next one
+        fi
         env -u LD_PRELOAD "$rtld" --verify "$1" >/dev/null 2>&1 || rc=$?
         case $rc in
         0 | 2)
@@ -125,7 +132,7 @@ flavour_of_command() {
 # libmpich.so.12: the soname cannot tell the builds apart, the path can.
 mpi_library_of() {
     local out
-    out=$(ldd_of "$1") || return 1
+    out=$(ldd_of "$1" "${2:-}") || return 1
     mpi_library_of_ldd_output "$out"
 }
 
@@ -162,14 +169,14 @@ build_for_library() {
     local so first=""
     if [[ -n ${3:-} ]]; then
         for so in "$1/target/$3/release/libheapmpi.so" "$1/lib/$3/libheapmpi.so"; do
-            if [[ -f $so ]] && same_mpi_library "$(mpi_library_of "$so")" "$2"; then
+            if [[ -f $so ]] && same_mpi_library "$(mpi_library_of "$so" so)" "$2"; then
                 echo "$so"
                 return 0
             fi
         done
     fi
     while read -r so; do
-        if same_mpi_library "$(mpi_library_of "$so")" "$2"; then
+        if same_mpi_library "$(mpi_library_of "$so" so)" "$2"; then
             first=$so
             break
         fi
