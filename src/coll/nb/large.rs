@@ -1,8 +1,10 @@
 //! Nonblocking broadcasts, reductions and block moves (`MPI_Ibcast`,
-//! `Ireduce`, `Iallreduce`, `Iscan`, `Iexscan`, `Igather`, `Iallgather`,
-//! `Ialltoall`, `Iscatter`) whose payload does not fit a cell inline: read
-//! in place, with one copy, as the blocking collectives read large buffers
-//! ([`super::super::fold`], [`super::super::gather`]).
+//! `Ireduce`, `Iallreduce`, `Iscan`, `Iexscan`, `Ireduce_scatter_block`,
+//! `Ireduce_scatter`, `Igather`, `Iallgather`, `Ialltoall`, `Iscatter`)
+//! whose payload does not fit a cell inline: read in place, with one copy,
+//! as the blocking collectives read large buffers
+//! ([`super::super::fold`], [`super::super::gather`]). A reduce-scatter's
+//! member folds only its block or part of every contribution.
 //!
 //! An operation of `bytes` takes `1 + k` steps at the call, `k` the chunks
 //! of at most a cell's inline size the payload would make (the same on
@@ -45,6 +47,8 @@ pub(super) struct Large {
     chunk: usize,
     /// Bytes of the payload.
     bytes: usize,
+    /// Bytes of one element of a reduction (0 for other operations).
+    elem: usize,
     /// What this member published on the first step: the address of its
     /// contribution, 0 for none (a broadcast's receivers), or `FAIL`.
     offer: u64,
@@ -89,19 +93,26 @@ impl Large {
 
 /// Whether `kind` can run as a large operation on `node` if it does not
 /// fit a cell: a broadcast, a block move, or a reduction whose elements
-/// fit a cell whole and that every member receives whole (not
-/// `Fold::Block` or `Fold::Part`).
+/// fit a cell whole (each receiver folds its part of the contributions:
+/// all of them, or its block or part for the reduce-scatters).
 pub(super) fn takes(node: &Node, kind: &Kind) -> bool {
     match kind {
         Kind::Bcast { .. } | Kind::Blocks { .. } => true,
+        Kind::Reduce { .. } => (1..=node.inline_max).contains(&elem_size(node, kind)),
+        Kind::Barrier | Kind::Vector(_) => false,
+    }
+}
+
+/// Bytes of one element of a reduction (0 when its contributions are
+/// empty, or for another operation).
+fn elem_size(node: &Node, kind: &Kind) -> usize {
+    match kind {
         Kind::Reduce {
             count, bytes, fold, ..
-        } => {
-            matches!(fold, Fold::All | Fold::Scan | Fold::Exscan)
-                && *count > 0
-                && *bytes / *count <= node.inline_max
-        }
-        Kind::Barrier | Kind::Vector(_) => false,
+        } => bytes
+            .checked_div(fold.elements(*count, node.n))
+            .unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -133,6 +144,7 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
         k: 0,
         chunk: node.inline_max,
         bytes,
+        elem: elem_size(node, kind),
         offer: 0,
         src: core::ptr::null(),
         _stage: None,
@@ -170,14 +182,10 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
             }
         }
         Kind::Reduce {
-            send,
-            recv,
-            count,
-            bytes,
-            ..
+            send, recv, bytes, ..
         } => {
-            let elem = *bytes / *count;
-            large.chunk = node.inline_max / elem * elem;
+            // Chunks of whole elements (`takes`: an element fits a cell).
+            large.chunk = node.inline_max / large.elem * large.elem;
             let in_place = core::ptr::eq(*send, *recv);
             if !in_place && crate::heap::in_region(*send, *bytes) {
                 large.offer = *send as u64;
@@ -392,27 +400,37 @@ unsafe fn direct(
             unsafe { buf.unpack_from(offer_of(node, s, l, last), l.bytes) };
         }
         Kind::Reduce {
-            recv, count, red, ..
+            recv,
+            count,
+            red,
+            fold,
+            ..
         } => {
-            let elem = l.bytes / *count;
+            // This member's part of every contribution: elements
+            // `first..first + count` (all of them but for the
+            // reduce-scatters).
+            let (first, count) = fold.part(*count, node.me);
+            let elem = l.elem;
             let per = (FOLD_CHUNK / elem).max(1);
             let mut at = 0;
-            while at < *count {
-                let n = per.min(*count - at);
-                let off = at * elem;
+            while at < count {
+                let n = per.min(count - at);
+                let (from, to) = ((first + at) * elem, at * elem);
                 // x0 op (x1 op (... op x(last))), as the small
                 // reductions, chunk by chunk.
-                // SAFETY: every offer holds `bytes` bytes until every
-                // member finished; `recv` holds `count` elements and is
-                // none of them (in place contributions are staged).
+                // SAFETY: every offer holds `bytes` bytes, `first + count`
+                // elements at least, until every member finished; `recv`
+                // holds `count` elements and is none of them (in place
+                // contributions are staged). `count` > 0 here, so `recv`
+                // is a real buffer.
                 unsafe {
                     core::ptr::copy_nonoverlapping(
-                        offer_of(node, s, l, last).add(off),
-                        recv.add(off),
+                        offer_of(node, s, l, last).add(from),
+                        recv.add(to),
                         n * elem,
                     );
                     for m in (0..last).rev() {
-                        red.apply(offer_of(node, s, l, m).add(off), recv.add(off), n);
+                        red.apply(offer_of(node, s, l, m).add(from), recv.add(to), n);
                     }
                 }
                 at += n;
@@ -606,20 +624,34 @@ unsafe fn take_chunk(
             unsafe { core::ptr::copy_nonoverlapping(at, to.add(off), len) };
         }
         Kind::Reduce {
-            recv, red, count, ..
+            recv,
+            red,
+            count,
+            fold,
+            ..
         } => {
             let last = from.expect("a receiving member");
             if !(0..=last).all(ready) {
                 return false;
             }
-            let elems = len / (l.bytes / *count);
-            // SAFETY: every sender's cell holds `len` bytes of its
-            // contribution; `recv` holds the result's `bytes` and overlaps
-            // no cell.
-            unsafe {
-                core::ptr::copy_nonoverlapping(node.data(last, t, len), recv.add(off), len);
-                for m in (0..last).rev() {
-                    red.apply(node.data(m, t, len), recv.add(off), elems);
+            // The bytes of this chunk within this member's part of the
+            // contributions, `[lo, hi)`: all of it but for the
+            // reduce-scatters. Chunks and parts are whole elements.
+            let (first, count) = fold.part(*count, node.me);
+            let (lo, hi) = (first * l.elem, (first + count) * l.elem);
+            let (a, b) = (off.max(lo), (off + len).min(hi));
+            if a < b {
+                // In place, the result lands at `a - lo` <= `a`, in chunks
+                // this member has already published (see `chunks`).
+                // SAFETY: every sender's cell holds the chunk's `len`
+                // bytes from `off`, `[a, b)` within; `recv` holds the
+                // part's `hi - lo` bytes and overlaps no cell.
+                unsafe {
+                    let to = recv.add(a - lo);
+                    core::ptr::copy_nonoverlapping(node.data(last, t, len).add(a - off), to, b - a);
+                    for m in (0..last).rev() {
+                        red.apply(node.data(m, t, len).add(a - off), to, (b - a) / l.elem);
+                    }
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! `MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
 //! `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscatter`,
 //! `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block` and
-//! `MPI_Ireduce_scatter` (when the whole contribution fits a cell); the `v`
+//! `MPI_Ireduce_scatter` (larger than a cell: [`large`]); the `v`
 //! forms ([`vector`]) and the neighbourhood ones ([`neighbor`]) build on
 //! the same machinery.
 //!
@@ -149,6 +149,28 @@ enum Fold {
         /// Elements of every contribution.
         total: usize,
     },
+}
+
+impl Fold {
+    /// Elements of every member's contribution, `count` being the elements
+    /// member `me` of `n` receives.
+    fn elements(self, count: usize, n: usize) -> usize {
+        match self {
+            Fold::Block => count * n,
+            Fold::Part { total, .. } => total,
+            _ => count,
+        }
+    }
+
+    /// The part of the contributions member `me` combines and receives,
+    /// as (first element, elements), `count` being its elements.
+    fn part(self, count: usize, me: usize) -> (usize, usize) {
+        match self {
+            Fold::Block => (me * count, count),
+            Fold::Part { first, .. } => (first, count),
+            _ => (0, count),
+        }
+    }
 }
 
 /// How a [`Kind::Blocks`] operation moves its blocks.

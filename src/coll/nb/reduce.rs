@@ -50,12 +50,7 @@ pub(super) fn reduction(
         return None;
     }
     let count = count as usize;
-    let elements = match fold {
-        Fold::Block => count * node.n,
-        Fold::Part { total, .. } => total,
-        _ => count,
-    };
-    let bytes = elements * l.d.size;
+    let bytes = fold.elements(count, node.n) * l.d.size;
     let receives = match fold {
         Fold::Exscan => node.me != 0,
         Fold::Part { .. } => count > 0,
@@ -346,6 +341,23 @@ fn part_of(counts: &[c_int], me: usize) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::part_of;
+    use super::Fold;
+
+    #[test]
+    fn folds_name_each_members_part() {
+        // 3 members; this one receives 4 elements.
+        assert_eq!(Fold::All.elements(4, 3), 4);
+        assert_eq!(Fold::All.part(4, 2), (0, 4));
+        assert_eq!(Fold::Scan.part(4, 2), (0, 4));
+        assert_eq!(Fold::Block.elements(4, 3), 12);
+        assert_eq!(Fold::Block.part(4, 2), (8, 4));
+        let part = Fold::Part {
+            first: 3,
+            total: 10,
+        };
+        assert_eq!(part.elements(4, 3), 10);
+        assert_eq!(part.part(4, 1), (3, 4));
+    }
 
     #[test]
     fn parts_follow_the_counts() {
