@@ -424,10 +424,10 @@ fn coll_nonblocking_vector() {
 }
 
 /// The nonblocking neighbourhood collectives (`tests/c/coll_nbneighbor.c`):
-/// Ineighbor_allgather(v) and _alltoall(v) (and _alltoallw, the real
-/// MPI's) as the first collectives of a periodic ring, a 2-D grid, a graph
-/// and a distributed graph, at 3, 1000 and 300001 ints per block, a
-/// resized receive type freed while pending, with ambiguous
+/// Ineighbor_allgather(v) and _alltoall(v/w) as the first collectives of a
+/// periodic ring, a 2-D grid, a graph and a distributed graph, at 3, 1000
+/// and 300001 ints per block, a resized receive type and (alltoallw) a
+/// vector type for every other block freed while pending, with ambiguous
 /// neighbourhoods at 2 and 4 ranks (paired as each MPI pairs its
 /// nonblocking forms). At 2 ranks every call heapmpi takes ran on the heap
 /// (nonblocking= equals the program's count).

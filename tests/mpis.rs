@@ -212,6 +212,15 @@ fn wheels_collectives() {
             check,
         );
     }
+    // The v and w forms pair no neighbourhood: every call on the heap.
+    matrix_on(
+        &WHEEL_FLAVOURS,
+        &CONFIGS,
+        "wheels_coll_nbvector",
+        "coll_nbvector",
+        "nbvector",
+        |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
+    );
     run(
         "wheels_coll_persistent",
         "coll_persistent",

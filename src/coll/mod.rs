@@ -63,16 +63,17 @@ pub use nb::{
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 pub use nb::{
-    iallgather, iallgatherv, iallreduce, ialltoall, ialltoallv, ibarrier, ibcast, iexscan, igather,
-    igatherv, ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
-    ireduce, ireduce_scatter, ireduce_scatter_block, iscan, iscatter, iscatterv,
+    iallgather, iallgatherv, iallreduce, ialltoall, ialltoallv, ialltoallw, ibarrier, ibcast,
+    iexscan, igather, igatherv, ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall,
+    ineighbor_alltoallv, ineighbor_alltoallw, ireduce, ireduce_scatter, ireduce_scatter_block,
+    iscan, iscatter, iscatterv,
 };
 pub use neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,
 };
 pub use reduce::{allreduce, exscan, reduce, reduce_scatter, reduce_scatter_block, scan};
-pub use vector::{allgatherv, alltoallv, gatherv, scatterv};
+pub use vector::{allgatherv, alltoallv, alltoallw, gatherv, scatterv};
 
 /// Whether heapmpi runs collectives (agreed by all ranks at init). Written
 /// once at init, before any communication: Relaxed.

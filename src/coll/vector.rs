@@ -1,5 +1,6 @@
 //! The "v" collectives: `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`
-//! and `MPI_Alltoallv`, where counts and displacements differ per member.
+//! and `MPI_Alltoallv`, where counts and displacements differ per member,
+//! and `MPI_Alltoallw`, where datatypes do too.
 //!
 //! Only some members know every count (the root of `Gatherv` and
 //! `Scatterv`, each member its own row of `Alltoallv`), so a member that
@@ -110,16 +111,57 @@ impl VBuf {
         types: *const ffi::MPI_Datatype,
         n: usize,
     ) -> Option<VBuf> {
-        if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
+        if displs.is_null() && n > 0 {
+            return None;
+        }
+        // `MPI_Aint` is `isize` in Open MPI's bindings, `i64` in MPICH's.
+        #[allow(clippy::unnecessary_cast)]
+        // SAFETY: per the contract, `m < n`.
+        let displ = |m: usize| unsafe { *displs.add(m) } as isize;
+        // SAFETY: per the contract.
+        unsafe { Self::from_w(ptr, counts, displ, types, n) }
+    }
+
+    /// [`VBuf::new_w`] with `int` byte displacements (`MPI_Alltoallw`'s).
+    ///
+    /// # Safety
+    /// As [`VBuf::new_w`].
+    pub(super) unsafe fn new_w_int(
+        ptr: *const c_void,
+        counts: *const c_int,
+        displs: *const c_int,
+        types: *const ffi::MPI_Datatype,
+        n: usize,
+    ) -> Option<VBuf> {
+        if displs.is_null() && n > 0 {
+            return None;
+        }
+        // SAFETY: per the contract, `m < n`.
+        let displ = |m: usize| unsafe { *displs.add(m) } as isize;
+        // SAFETY: per the contract.
+        unsafe { Self::from_w(ptr, counts, displ, types, n) }
+    }
+
+    /// The `w` pieces, displacement `m` in bytes given by `displ(m)`.
+    ///
+    /// # Safety
+    /// `counts` and `types` hold `n` entries each (or are null: then
+    /// `None`); `displ` may be called for `m < n`.
+    unsafe fn from_w(
+        ptr: *const c_void,
+        counts: *const c_int,
+        displ: impl Fn(usize) -> isize,
+        types: *const ffi::MPI_Datatype,
+        n: usize,
+    ) -> Option<VBuf> {
+        if n > 0 && (counts.is_null() || types.is_null()) {
             return None;
         }
         let mut pieces = Vec::with_capacity(n);
         for m in 0..n {
             // SAFETY: per the contract, `m < n`.
-            let (c, d, t) = unsafe { (*counts.add(m), *displs.add(m), *types.add(m)) };
-            // `MPI_Aint` is `isize` in Open MPI's bindings, `i64` in MPICH's.
-            #[allow(clippy::unnecessary_cast)]
-            let at = (ptr as *const u8).wrapping_offset(d as isize);
+            let (c, t) = unsafe { (*counts.add(m), *types.add(m)) };
+            let at = (ptr as *const u8).wrapping_offset(displ(m));
             pieces.push(Buf::new(at.cast(), c, t)?);
         }
         Some(VBuf {
@@ -502,6 +544,57 @@ pub unsafe fn scatterv(
     0
 }
 
+/// `MPI_Alltoallw`: a count and a datatype per block, byte
+/// displacements; runs as [`alltoallv`] does.
+///
+/// # Safety
+/// As `MPI_Alltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let real = || {
+        to_real(|| unsafe {
+            ffi::PMPI_Alltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+            )
+        })
+    };
+    let Some(node) = flat(comm) else {
+        return real();
+    };
+    let n = node.n;
+    // SAFETY: MPI requires n counts, displacements and datatypes on every
+    // member.
+    let Some(recv) = (unsafe { VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n) }) else {
+        return real();
+    };
+    let send = if sbuf == in_place() {
+        None
+    } else {
+        // SAFETY: as above.
+        match unsafe { VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n) } {
+            Some(v) => Some(v),
+            None => return real(),
+        }
+    };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, send.as_ref(), &recv) } {
+        0
+    } else {
+        real()
+    }
+}
+
 /// `MPI_Alltoallv`.
 ///
 /// # Safety
@@ -529,13 +622,12 @@ pub unsafe fn alltoallv(
     let Some(node) = flat(comm) else {
         return real();
     };
-    let (me, n) = (node.me, node.n);
+    let n = node.n;
     // SAFETY: MPI requires n counts and displacements on every member.
     let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, rdispls, rdt, n) }) else {
         return real();
     };
-    let inplace = sbuf == in_place();
-    let send = if inplace {
+    let send = if sbuf == in_place() {
         None
     } else {
         // SAFETY: as above.
@@ -544,14 +636,32 @@ pub unsafe fn alltoallv(
             None => return real(),
         }
     };
+    // SAFETY: the caller's buffers, described above.
+    if unsafe { exchange(node, send.as_ref(), &recv) } {
+        0
+    } else {
+        real()
+    }
+}
+
+/// The all-to-all of `Alltoallv` and `Alltoallw`: each member offers its
+/// send pieces (`None`: in place, the receive pieces) and reads its piece
+/// of every other member's offer. False when a member could not stage:
+/// every member then makes the real call.
+///
+/// # Safety
+/// `send` and `recv` describe the caller's buffers, one piece per member.
+unsafe fn exchange(node: &Node, send: Option<&VBuf>, recv: &VBuf) -> bool {
+    let me = node.me;
+    let inplace = send.is_none();
     let s = node.begin(1);
     // In place, the receive buffer is the send buffer: offer a copy, since
     // we overwrite it while the others read.
-    let src = send.as_ref().unwrap_or(&recv);
+    let src = send.unwrap_or(recv);
     // SAFETY: the caller's buffer.
     let off = unsafe { offer(node, s, src, true, inplace) };
     node.publish(s, off.addr, 0, off.table);
-    if let Some(send) = &send {
+    if let Some(send) = send {
         // SAFETY: the caller's buffers.
         unsafe { send.piece(me).copy_to(&recv.piece(me)) };
     }
@@ -559,9 +669,9 @@ pub unsafe fn alltoallv(
     if any_failed(node, s) {
         node.finish(s);
         gave_up();
-        return real();
+        return false;
     }
-    for m in (0..n).filter(|&m| m != me) {
+    for m in (0..node.n).filter(|&m| m != me) {
         let (p, len) = entry(node, m, s, me);
         // SAFETY: member `m` offers our piece there until we are done.
         unsafe { recv.piece(m).unpack_from(p, len) };
@@ -570,5 +680,5 @@ pub unsafe fn alltoallv(
     node.wait_done(s);
     drop(off);
     ran();
-    0
+    true
 }

@@ -98,6 +98,16 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::ineighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request) }
     }
+    /// `MPI_Ineighbor_alltoallw`.
+    fn MPI_Ineighbor_alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const MPI_Aint, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const MPI_Aint, rtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request) }
+    }
+    /// `MPI_Ialltoallw`.
+    fn MPI_Ialltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request) }
+    }
     /// `MPI_Ireduce`.
     fn MPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
@@ -167,6 +177,11 @@ c_exports! {
     fn MPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm) }
+    }
+    /// `MPI_Alltoallw`.
+    fn MPI_Alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm) }
     }
     /// `MPI_Neighbor_allgather`.
     fn MPI_Neighbor_allgather(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm) -> c_int {

@@ -1,8 +1,7 @@
 /*
  * coll_nbneighbor.c - collective conformance: the nonblocking
  * neighbourhood collectives, MPI_Ineighbor_allgather, _allgatherv,
- * _alltoall and _alltoallv (and _alltoallw, which heapmpi leaves to the
- * real MPI, among them).
+ * _alltoall, _alltoallv and _alltoallw.
  *
  * Why: heapmpi runs them over the shared heap when it knows the
  * communicator's neighbourhood, read when the communicator was created,
@@ -21,7 +20,10 @@
  * ints 8 bytes apart, freed while pending: its holes untouched),
  * Ineighbor_allgatherv (counts per in-neighbour, reversed displacements
  * with gaps), Ineighbor_alltoall, Ineighbor_alltoallv and
- * Ineighbor_alltoallw, all posted, some arithmetic, then one MPI_Waitall.
+ * Ineighbor_alltoallw (the alltoallv's blocks, received as b ints into
+ * even blocks and, into odd ones, as one vector of b ints two apart,
+ * its datatype freed while pending: the holes untouched), all posted,
+ * some arithmetic, then one MPI_Waitall.
  * The all-gathers' blocks are checked against the in-neighbours' known
  * values; every result's checksum is printed (and must equal stock's).
  *
@@ -160,17 +162,32 @@ static void round_on(MPI_Comm comm, const char *label, size_t b, uint64_t s)
             vv_s[sd[k] + j] = val(s, g_me, 100 + k, (size_t)j);
     MPI_OK(MPI_Ineighbor_alltoallv(vv_s, sc, sd, MPI_INT, vv_r, vc, vd, MPI_INT, comm, &rq[nrq++]));
 
-    /* alltoallw (the real MPI's): the alltoall's blocks, byte displacements */
+    /* alltoallw: the alltoallv's blocks (the MPIs pair the two alike),
+     * byte displacements; receive block i is b ints (i even) or one vector
+     * of b ints two apart (i odd) */
     MPI_Aint *wsd = must(calloc(oo, sizeof(MPI_Aint)), "calloc", 0), *wrd = must(calloc(io, sizeof(MPI_Aint)), "calloc", 0);
     int *wsc = must(calloc(oo, sizeof(int)), "calloc", 0), *wrc = must(calloc(io, sizeof(int)), "calloc", 0);
     MPI_Datatype *wst = must(calloc(oo, sizeof(MPI_Datatype)), "calloc", 0), *wrt = must(calloc(io, sizeof(MPI_Datatype)), "calloc", 0);
+    MPI_Datatype two_apart;
+    MPI_OK(MPI_Type_vector((int)b, 1, 2, MPI_INT, &two_apart));
+    MPI_OK(MPI_Type_commit(&two_apart));
     for (int k = 0; k < outd; k++)
-        wsc[k] = (int)b, wsd[k] = (MPI_Aint)((size_t)k * b * sizeof(int)), wst[k] = MPI_INT;
-    for (int i = 0; i < in; i++)
-        wrc[i] = (int)b, wrd[i] = (MPI_Aint)((size_t)i * b * sizeof(int)), wrt[i] = MPI_INT;
-    int *aw_r = ints(io * b);
-    MPI_OK(MPI_Ineighbor_alltoallw(aa_s, wsc, wsd, wst, aw_r, wrc, wrd, wrt, comm, &rq[nrq++]));
-    g_calls += 5; /* all but alltoallw */
+        wsc[k] = sc[k], wsd[k] = (MPI_Aint)((size_t)sd[k] * sizeof(int)), wst[k] = MPI_INT;
+    size_t wat = 0; /* ints of the receive area */
+    for (int i = 0; i < in; i++) {
+        wrd[i] = (MPI_Aint)(wat * sizeof(int));
+        if (i % 2) {
+            wrc[i] = 1, wrt[i] = two_apart;
+            wat += 2 * b;
+        } else {
+            wrc[i] = (int)b, wrt[i] = MPI_INT;
+            wat += b;
+        }
+    }
+    int *aw_r = ints(wat);
+    MPI_OK(MPI_Ineighbor_alltoallw(vv_s, wsc, wsd, wst, aw_r, wrc, wrd, wrt, comm, &rq[nrq++]));
+    MPI_OK(MPI_Type_free(&two_apart));
+    g_calls += 6;
 
     /* some work while they are pending */
     volatile double x = 1.0;
@@ -186,7 +203,15 @@ static void round_on(MPI_Comm comm, const char *label, size_t b, uint64_t s)
             ok &= ar_r[2 * ((size_t)i * b + j)] == want && ar_r[2 * ((size_t)i * b + j) + 1] == GUARDV;
             ok &= av_r[(size_t)rd[i] + j] == want;
         }
-    ok &= ag_r[io * b] == GUARDV && aa_r[io * b] == GUARDV && aw_r[io * b] == GUARDV;
+    ok &= ag_r[io * b] == GUARDV && aa_r[io * b] == GUARDV && aw_r[wat] == GUARDV;
+    /* alltoallw's blocks are alltoallv's, the odd ones two ints apart */
+    for (int i = 0; i < in; i++)
+        for (size_t j = 0; j < b; j++) {
+            const size_t at_w = (size_t)wrd[i] / sizeof(int) + (i % 2 ? 2 * j : j);
+            ok &= aw_r[at_w] == vv_r[(size_t)vd[i] + j];
+            if (i % 2)
+                ok &= aw_r[at_w + 1] == GUARDV;
+        }
     for (int k = 0; k < outd; k++)
         for (size_t j = 0; j < b; j++)
             ok &= aa_s[(size_t)k * b + j] == val(s, g_me, k + 1, j);
@@ -197,7 +222,7 @@ static void round_on(MPI_Comm comm, const char *label, size_t b, uint64_t s)
     h = hash_bytes(h, av_r, at * sizeof(int));
     h = hash_bytes(h, aa_r, io * b * sizeof(int));
     h = hash_bytes(h, vv_r, vat * sizeof(int));
-    h = hash_bytes(h, aw_r, io * b * sizeof(int));
+    h = hash_bytes(h, aw_r, wat * sizeof(int));
     out("%s, %zu ints per block: %s, checksum %016llx", label, b, ok ? "right" : "WRONG",
         (unsigned long long)h);
     free(ag_s), free(ag_r), free(ar_r), free(rc), free(rd), free(av_r), free(aa_s), free(aa_r);

@@ -1,7 +1,7 @@
 /*
  * coll_nbvector.c - collective conformance: the nonblocking "v"
  * collectives, MPI_Igatherv, MPI_Iscatterv, MPI_Iallgatherv and
- * MPI_Ialltoallv.
+ * MPI_Ialltoallv, and MPI_Ialltoallw with its blocking form.
  *
  * Why: heapmpi runs them by having every sending member publish a table
  * of where its block for each member lies (its own buffer when that is a
@@ -25,7 +25,13 @@
  *      under Open MPI 4.1, whose own in-place Ialltoallv is wrong);
  *   C. Igatherv and Iallgatherv receiving into a resized type (ints 8
  *      bytes apart) and Ialltoallv sending from it, the types freed before
- *      the Waitall (the holes stay untouched).
+ *      the Waitall (the holes stay untouched);
+ *   D. Alltoallw and Ialltoallw, the counts of Ialltoallv, byte
+ *      displacements (the send blocks in reverse member order), receive
+ *      blocks of MPI_INT from even members and of the resized type from
+ *      odd ones (freed before the Wait), then the same in place (one
+ *      count per pair; not the nonblocking one under Open MPI 4.1, as B;
+ *      not the blocking ones on one member under Open MPI).
  * Every receive buffer has guard ints around and between the blocks that
  * must stay untouched; send buffers must be unchanged.
  *
@@ -54,6 +60,15 @@
 #define STOCK_A2AV_IN_PLACE_BROKEN 1
 #else
 #define STOCK_A2AV_IN_PLACE_BROKEN 0
+#endif
+
+/* Stock Open MPI's MPI_Alltoallw on a one-member communicator (4.1 and
+ * 5.0, its coll/self) scales the byte displacements by the datatype's
+ * extent, reading and writing the wrong bytes: D leaves it out there. */
+#if defined(OPEN_MPI)
+#define STOCK_A2AW_SELF_BROKEN 1
+#else
+#define STOCK_A2AW_SELF_BROKEN 0
 #endif
 
 static int g_calls;
@@ -257,6 +272,73 @@ static int check(vcase *c, MPI_Comm comm, uint64_t *h)
 
 static const char *NAME[] = {"Igatherv", "Iscatterv", "Iallgatherv", "Ialltoallv"};
 
+/* D: an (I)alltoallw of the Ialltoallv counts (class z, seed s); receive
+ * block m is MPI_INT for even m, ints 8 bytes apart for odd m. Returns
+ * whether the result, the holes and the guards are right. */
+static int alltoallw(MPI_Comm comm, int z, uint64_t s, int inplace, int blocking, uint64_t *h)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *sc = must(calloc((size_t)n, sizeof(int)), "calloc", 0);
+    int *rc = must(calloc((size_t)n, sizeof(int)), "calloc", 0);
+    int *sd = must(calloc((size_t)n, sizeof(int)), "calloc", 0);
+    int *rd = must(calloc((size_t)n, sizeof(int)), "calloc", 0);
+    MPI_Datatype *st = must(calloc((size_t)n, sizeof(MPI_Datatype)), "calloc", 0);
+    MPI_Datatype *rt = must(calloc((size_t)n, sizeof(MPI_Datatype)), "calloc", 0);
+    MPI_Datatype apart;
+    MPI_OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &apart));
+    MPI_OK(MPI_Type_commit(&apart));
+    for (int m = 0; m < n; m++) {
+        sc[m] = cnt(z, s, me, m);
+        rc[m] = cnt(z, s, m, me);
+        if (inplace) /* one count per pair: sent = received */
+            sc[m] = rc[m] = cnt(z, s, me < m ? me : m, me < m ? m : me);
+        st[m] = MPI_INT;
+        rt[m] = m % 2 ? apart : MPI_INT;
+    }
+    size_t rat = 1, sat = 2; /* ints; a guard before the first block */
+    for (int m = 0; m < n; m++) {
+        rd[m] = (int)(rat * sizeof(int));
+        rat += (size_t)rc[m] * (m % 2 ? 2 : 1) + 1;
+    }
+    for (int m = n - 1; m >= 0; m--) {
+        sd[m] = (int)(sat * sizeof(int));
+        sat += (size_t)sc[m] + 2;
+    }
+    int *rb = ints(rat), *sb = inplace ? NULL : ints(sat);
+    for (int m = 0; m < n; m++)
+        for (int k = 0; k < sc[m]; k++) {
+            if (inplace)
+                rb[(size_t)rd[m] / sizeof(int) + (size_t)k * (m % 2 ? 2 : 1)] = val(s, me, m, k);
+            else
+                sb[(size_t)sd[m] / sizeof(int) + (size_t)k] = val(s, me, m, k);
+        }
+    const void *sp = inplace ? MPI_IN_PLACE : (const void *)sb;
+    if (blocking) {
+        MPI_OK(MPI_Alltoallw(sp, sc, sd, st, rb, rc, rd, rt, comm));
+        MPI_OK(MPI_Type_free(&apart));
+    } else {
+        MPI_Request rq;
+        MPI_OK(MPI_Ialltoallw(sp, sc, sd, st, rb, rc, rd, rt, comm, &rq));
+        MPI_OK(MPI_Type_free(&apart));
+        g_calls += n > 1;
+        MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    int *want = ints(rat);
+    for (int m = 0; m < n; m++)
+        for (int k = 0; k < rc[m]; k++)
+            want[(size_t)rd[m] / sizeof(int) + (size_t)k * (m % 2 ? 2 : 1)] = val(s, m, me, k);
+    int ok = memcmp(want, rb, rat * sizeof(int)) == 0;
+    for (int m = 0; m < n && !inplace; m++)
+        for (int k = 0; k < sc[m]; k++)
+            ok &= sb[(size_t)sd[m] / sizeof(int) + (size_t)k] == val(s, me, m, k);
+    *h = hash_bytes(*h, rb, rat * sizeof(int));
+    CHECK(ok, "%s%s: wrong", blocking ? "Alltoallw" : "Ialltoallw", inplace ? ", in place" : "");
+    free(want), free(rb), free(sb), free(sc), free(rc), free(sd), free(rd), free(st), free(rt);
+    return ok;
+}
+
 static void on(MPI_Comm comm, const char *label, int z, uint64_t seed)
 {
     int me, n;
@@ -335,6 +417,17 @@ static void on(MPI_Comm comm, const char *label, int z, uint64_t seed)
         c[k].rq = cq[k];
         good += check(&c[k], comm, &h), total++;
     }
+
+    /* D: (I)alltoallw, then in place. */
+    for (int inplace = 0; inplace < 2; inplace++)
+        for (int blocking = 1; blocking >= 0; blocking--) {
+            if (blocking && n == 1 && STOCK_A2AW_SELF_BROKEN)
+                continue;
+            const int ip = inplace && (blocking || !STOCK_A2AV_IN_PLACE_BROKEN);
+            good += alltoallw(comm, z, seed * 10 + 20 + (uint64_t)(2 * inplace + blocking), ip,
+                              blocking, &h);
+            total++;
+        }
     out("%s, counts class %d: %d of %d right, checksum %016llx", label, z, good, total,
         (unsigned long long)h);
 }

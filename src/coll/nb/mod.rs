@@ -57,6 +57,7 @@ mod vector;
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
 pub use neighbor::{
     ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ineighbor_alltoallw,
 };
 #[cfg(heapmpi_mpi4_base)]
 pub use persist::{
@@ -64,7 +65,7 @@ pub use persist::{
     gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
 };
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
-pub use vector::{iallgatherv, ialltoallv, igatherv, iscatterv};
+pub use vector::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -299,23 +300,24 @@ pub(super) enum To {
     Slot(u32),
 }
 
-/// Frees the datatype duplicate `kind` holds for its receive (it will not
-/// run).
+/// Frees the datatype duplicates `kind` holds for its receive (it will
+/// not run).
 fn release(kind: &Kind) {
-    let held = held(kind);
-    if let Some(mut t) = held {
+    for &t in held(kind) {
+        let mut t = t;
         // SAFETY: our duplicate, unused.
         unsafe { ffi::PMPI_Type_free(&mut t) };
     }
 }
 
-/// The receive datatype duplicate `kind` holds, if any.
-fn held(kind: &Kind) -> Option<ffi::MPI_Datatype> {
+/// The receive datatype duplicates `kind` holds (one at most but for the
+/// `w` forms, one per derived receive datatype).
+fn held(kind: &Kind) -> &[ffi::MPI_Datatype] {
     match kind {
-        Kind::Bcast { held, .. } => *held,
-        Kind::Blocks { recv: Some(r), .. } => r.held,
+        Kind::Bcast { held, .. } => held.as_slice(),
+        Kind::Blocks { recv: Some(r), .. } => r.held.as_slice(),
         Kind::Vector(v) => v.held(),
-        _ => None,
+        _ => &[],
     }
 }
 
@@ -492,7 +494,7 @@ fn run(st: &mut State, may_call_mpi: bool) {
         let p = &mut ops[k];
         // Delivering frees a held datatype duplicate, which only a thread
         // that may call the MPI does.
-        let may_deliver = may_call_mpi || held(&p.kind).is_none();
+        let may_deliver = may_call_mpi || held(&p.kind).is_empty();
         if p.phase == Phase::Draining && may_deliver && p.node.all_done(p.last) {
             // Every member is done reading our offer.
             deliver(p, done);
@@ -507,7 +509,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
 /// Completes `p`'s request.
 fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
     p.delivered = true;
-    if let Some(mut t) = held(&p.kind) {
+    for &t in held(&p.kind) {
+        let mut t = t;
         // SAFETY: our duplicate, no longer used; a receiving member
         // holding one gets here only where the MPI may be called (it
         // unpacks only there).

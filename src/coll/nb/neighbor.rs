@@ -1,6 +1,7 @@
 //! The nonblocking neighbourhood collectives: `MPI_Ineighbor_allgather`,
-//! `MPI_Ineighbor_allgatherv`, `MPI_Ineighbor_alltoall` and
-//! `MPI_Ineighbor_alltoallv` on a node-local communicator with a
+//! `MPI_Ineighbor_allgatherv`, `MPI_Ineighbor_alltoall`,
+//! `MPI_Ineighbor_alltoallv` and `MPI_Ineighbor_alltoallw` on a
+//! node-local communicator with a
 //! topology heapmpi has read (MPI-4.0 §8.7): a stencil code's halo
 //! exchange overlapped with its interior computation.
 //!
@@ -19,8 +20,9 @@
 //! its first blocking neighbourhood collective; a communicator whose
 //! topology heapmpi has not read leaves these calls to the real MPI (the
 //! same on every member: they create it, and call its collectives, in the
-//! same order). `MPI_Ineighbor_alltoallw`, whose receive blocks each have
-//! their own datatype to hold, goes to the real MPI.
+//! same order). Derived receive datatypes are held (duplicated) until the
+//! call completes, one duplicate per datatype: `MPI_Ineighbor_alltoallw`'s
+//! blocks each have their own.
 
 use core::ffi::{c_int, c_void};
 
@@ -29,7 +31,8 @@ use mpi_sys as ffi;
 use super::super::neighbor::Call;
 use super::super::vector::VBuf;
 use super::super::{in_place, info, Buf};
-use super::calls::{dup, queue_or};
+use super::calls::queue_or;
+use super::vector::Held;
 use super::{nb_node, vector, Kind, To};
 use crate::comm::node::Node;
 
@@ -50,30 +53,18 @@ unsafe fn plan(
     let pairing = call.pairing_nonblocking(nb)?;
     let (send, recv) = (send(nb.blocks)?, recv(nb.indegree())?);
     let gather = call == Call::Gather;
-    // A derived receive type is held (the program may free its own while
-    // the call is pending); every piece has the same one.
-    let held = match (0..nb.indegree())
-        .map(|k| recv.piece(k))
-        .find(|b| !b.d.contig)
-    {
-        Some(b) => Some(dup(b.dt)?),
-        None => None,
-    };
     let blocks: Vec<Option<Buf>> = (0..nb.blocks)
         .map(|k| Some(send.piece(if gather { 0 } else { k })))
         .collect();
+    let mut held = Held::default();
     let mut into = Vec::with_capacity(nb.indegree());
     for (k, f) in nb.from(pairing).iter().enumerate() {
         let Some(f) = f else { continue };
-        let mut b = recv.piece(k);
-        if let Some(t) = held {
-            b.dt = t;
-        }
-        into.push((f.src as usize, f.block as usize, b));
+        into.push((f.src as usize, f.block as usize, held.hold(recv.piece(k))?));
     }
     // SAFETY: per the contract.
     Some((node, unsafe {
-        vector::vop(node, &blocks, false, into, held)
+        vector::vop(node, &blocks, false, into, held.take())
     }))
 }
 
@@ -240,6 +231,47 @@ pub unsafe fn ineighbor_alltoallv(
         queue_or(comm, op, To::New(request), |rq| {
             ffi::PMPI_Ineighbor_alltoallv(
                 sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
+        })
+    }
+}
+
+/// `MPI_Ineighbor_alltoallw`: a count and a datatype per block, byte
+/// displacements; each derived receive datatype is held.
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_alltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const ffi::MPI_Aint,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const ffi::MPI_Aint,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let ok = sbuf != in_place();
+    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
+    // entries in each array, none read with degree 0.
+    let op = ok
+        .then(|| unsafe {
+            plan(
+                comm,
+                Call::Alltoallv,
+                |outdeg| VBuf::new_w(sbuf, scounts, sdispls, stypes, outdeg),
+                |indeg| VBuf::new_w(rbuf, rcounts, rdispls, rtypes, indeg),
+            )
+        })
+        .flatten();
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ineighbor_alltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
             )
         })
     }

@@ -1,6 +1,6 @@
 //! The nonblocking "v" collectives: `MPI_Igatherv`, `MPI_Iscatterv`,
 //! `MPI_Iallgatherv` and `MPI_Ialltoallv`, where counts and displacements
-//! differ per member.
+//! differ per member, and `MPI_Ialltoallw`, where datatypes do too.
 //!
 //! Only some members know every count (the root of `Igatherv` and
 //! `Iscatterv`, each member its own row of `Ialltoallv`), so, as the
@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
+use super::super::vector::VBuf;
 use super::super::{in_place, rank_ok, Buf, Stage};
 use super::calls::{dup, queue_or};
 use super::{nb_node, Kind, Pending, To};
@@ -47,9 +48,10 @@ pub(super) struct Vop {
     /// What this member receives: from which member, which entry of its
     /// table, into which block of the receive buffer.
     recv: Vec<(usize, usize, Buf)>,
-    /// A duplicate of the receive datatype, if derived (the program may
-    /// free its own while the call is pending).
-    held: Option<ffi::MPI_Datatype>,
+    /// Duplicates of the derived receive datatypes (the program may free
+    /// its own while the call is pending): one at most but for the `w`
+    /// forms.
+    held: Vec<ffi::MPI_Datatype>,
 }
 
 /// A sender's table, and what keeps its blocks alive.
@@ -78,9 +80,9 @@ impl Vop {
         self.offer.as_ref().is_some_and(|o| o.inline.is_none())
     }
 
-    /// The datatype duplicate it holds, if any.
-    pub(super) fn held(&self) -> Option<ffi::MPI_Datatype> {
-        self.held
+    /// The datatype duplicates it holds.
+    pub(super) fn held(&self) -> &[ffi::MPI_Datatype] {
+        &self.held
     }
 }
 
@@ -255,14 +257,48 @@ fn at(base: &Buf, displ: c_int, count: c_int) -> Option<Buf> {
     })
 }
 
-/// A receive datatype for the blocks: `dt` itself, or a held duplicate
-/// when derived. `None`: it could not be duplicated.
-fn holding(base: Buf) -> Option<(Buf, Option<ffi::MPI_Datatype>)> {
-    if base.d.contig {
-        return Some((base, None));
+/// The duplicates of a call's derived receive datatypes, one per
+/// datatype however many blocks use it (the program may free its own
+/// while the call is pending). Dropped before it is taken (a call that
+/// goes to the real MPI after all), it frees them.
+#[derive(Default)]
+pub(super) struct Held(Vec<(ffi::MPI_Datatype, ffi::MPI_Datatype)>);
+
+impl Held {
+    /// `b` with a held duplicate of its datatype if derived; `None` when
+    /// it could not be duplicated.
+    pub(super) fn hold(&mut self, b: Buf) -> Option<Buf> {
+        if b.d.contig {
+            return Some(b);
+        }
+        let t = match self.0.iter().find(|(orig, _)| *orig == b.dt) {
+            Some(&(_, t)) => t,
+            None => {
+                let t = dup(b.dt)?;
+                self.0.push((b.dt, t));
+                t
+            }
+        };
+        Some(Buf { dt: t, ..b })
     }
-    let t = dup(base.dt)?;
-    Some((Buf { dt: t, ..base }, Some(t)))
+
+    /// The duplicates, now the operation's to free.
+    pub(super) fn take(mut self) -> Vec<ffi::MPI_Datatype> {
+        core::mem::take(&mut self.0)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect()
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for &(_, t) in &self.0 {
+            let mut t = t;
+            // SAFETY: our duplicate, never used by an operation.
+            unsafe { ffi::PMPI_Type_free(&mut t) };
+        }
+    }
 }
 
 /// Builds the operation at the call (checks every argument it uses;
@@ -300,13 +336,9 @@ unsafe fn plan(
     let rin = core::ptr::eq(rbuf, in_place());
     let (mut blocks, mut recv): (Vec<Option<Buf>>, Vec<Option<Buf>>) =
         (vec![None; n], vec![None; n]);
-    let mut held = None;
+    let mut held = Held::default();
     let mut stage_always = false;
-    let mut recv_base = |count: c_int| -> Option<Buf> {
-        let (b, h) = holding(Buf::new(rbuf, count, rdt)?)?;
-        held = h;
-        Some(b)
-    };
+    let mut recv_base = |count: c_int| held.hold(Buf::new(rbuf, count, rdt)?);
     match how {
         VHow::Gatherv => {
             let root = root?;
@@ -404,7 +436,7 @@ unsafe fn plan(
         .filter_map(|(m, b)| Some((m, me, b?)))
         .collect();
     // SAFETY: the caller's buffers.
-    Some(unsafe { vop(node, &blocks, stage_always, recv, held) })
+    Some(unsafe { vop(node, &blocks, stage_always, recv, held.take()) })
 }
 
 /// The operation of a member that sends `blocks` (entry `k` of its table:
@@ -417,7 +449,7 @@ pub(super) unsafe fn vop(
     blocks: &[Option<Buf>],
     stage_always: bool,
     recv: Vec<(usize, usize, Buf)>,
-    held: Option<ffi::MPI_Datatype>,
+    held: Vec<ffi::MPI_Datatype>,
 ) -> Kind {
     let sends = blocks.iter().any(|b| b.is_some());
     // SAFETY: the caller's buffers.
@@ -752,6 +784,55 @@ pub unsafe fn ialltoallv(
         queue_or(comm, op, To::New(request), |rq| {
             ffi::PMPI_Ialltoallv(
                 sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
+        })
+    }
+}
+
+/// `MPI_Ialltoallw`: a count and a datatype per block, byte
+/// displacements; each derived receive datatype is held.
+///
+/// # Safety
+/// As `MPI_Ialltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's arguments (MPI requires n entries in each
+    // array, the send ones unless in place); the real call forwards them.
+    unsafe {
+        let op = nb_node(comm).and_then(|node| {
+            let (me, n) = (node.me, node.n);
+            let recv = VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n)?;
+            let inplace = sbuf == in_place();
+            let send = if inplace {
+                None
+            } else {
+                Some(VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n)?)
+            };
+            // In place, the blocks we send are where we receive, and we
+            // overwrite them while the others read (staged).
+            let src = send.as_ref().unwrap_or(&recv);
+            let blocks: Vec<Option<Buf>> = (0..n).map(|m| Some(src.piece(m))).collect();
+            let mut held = Held::default();
+            let mut into = Vec::with_capacity(n);
+            for m in 0..n {
+                into.push((m, me, held.hold(recv.piece(m))?));
+            }
+            Some((node, vop(node, &blocks, inplace, into, held.take())))
+        });
+        queue_or(comm, op, To::New(request), |rq| {
+            ffi::PMPI_Ialltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
             )
         })
     }
