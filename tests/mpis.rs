@@ -192,26 +192,17 @@ fn wheels_collectives() {
         "nonblocking",
         "nonblocking=",
     );
-    // Where heapmpi knows how the MPI pairs ambiguous neighbourhoods
-    // (`comm::topo::stock_pairing_nonblocking`) every call the program
-    // posts runs on the heap; on Intel MPI those go to the real MPI.
-    for f in WHEEL_FLAVOURS {
-        let check = move |o: &Output, n: usize| {
-            if f == Flavour::Impi {
-                on_heap("nonblocking=")(o, n)
-            } else {
-                count_on_heap(o, n, "nonblocking calls per rank: ")
-            }
-        };
-        matrix_on(
-            &[f],
-            &CONFIGS,
-            "wheels_coll_nbneighbor",
-            "coll_nbneighbor",
-            "nbneighbor",
-            check,
-        );
-    }
+    // heapmpi knows how every MPI here pairs ambiguous neighbourhoods in
+    // the nonblocking forms (`comm::topo::stock_pairing_nonblocking`):
+    // every call the program posts runs on the heap.
+    matrix_on(
+        &WHEEL_FLAVOURS,
+        &CONFIGS,
+        "wheels_coll_nbneighbor",
+        "coll_nbneighbor",
+        "nbneighbor",
+        |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
+    );
     // The v and w forms pair no neighbourhood: every call on the heap.
     matrix_on(
         &WHEEL_FLAVOURS,

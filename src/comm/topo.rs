@@ -38,7 +38,10 @@
 //!   the MPIs: Open MPI 4.1's in `libnbc`, which matches every topology in
 //!   order, Cartesian grids included (measured with
 //!   `tests/c/coll_nbneighbor.c`: a periodic ring of 2 and a 2x2 grid
-//!   periodic in one dimension); MPICH 4.0's as its blocking forms.
+//!   periodic in one dimension); MPICH 4.0's as its blocking forms; Intel
+//!   MPI 2021's in order (a probe of rings of 1 and 2, grids of
+//!   1x1 and 2x1 and a graph naming a neighbour twice, alltoall, `v` and
+//!   `w`; its blocking forms stay unknown).
 //!
 //! Only the own lists are local knowledge (for a distributed graph), so the
 //! first neighbourhood collective on a communicator gathers every rank's
@@ -131,18 +134,21 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
 }
 
 /// [`stock_pairing`] for the nonblocking forms (`MPI_Ineighbor_*`), where
-/// measured (a periodic ring of 2, a periodic 2x1 grid and a graph listing
-/// one neighbour twice, 2026-11-27): Open MPI 4.1 and 5.0 pair in order on
-/// every topology (their `libnbc`), MPICH 4.0 and 5.0.2 as their blocking
-/// forms. Intel MPI is unknown, as for its blocking forms, so there an
-/// ambiguous neighbourhood goes to the real MPI.
+/// measured (a periodic ring of 1 and 2, a periodic 1x1 and 2x1 grid and a
+/// graph listing one neighbour twice, 2026-11-27): Open MPI 4.1 and 5.0
+/// pair in order on every topology (their `libnbc`), MPICH 4.0 and 5.0.2
+/// as their blocking forms, Intel MPI 2021.18 in order (`alltoall`, `v`
+/// and `w` alike; its blocking forms are left to it: they leave blocks of
+/// `Neighbor_alltoallv` unwritten on a ring of 2, see `tests/mpis.rs`).
+/// Elsewhere an ambiguous neighbourhood goes to the real MPI.
 pub fn stock_pairing_nonblocking(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
     match crate::version::parse(lib) {
         Library::OpenMpi((major, minor, _)) => {
             ((major, minor) >= (4, 1) && major <= 5).then_some(Pairing::InOrder)
         }
         Library::Mpich(_) => stock_pairing(lib, kind, call),
-        _ => None,
+        Library::IntelMpi(v) => (v.0 == 2021).then_some(Pairing::InOrder),
+        Library::Other => None,
     }
 }
 
@@ -502,8 +508,8 @@ mod tests {
             stock_pairing(mpich40, Kind::DistGraph, Alltoall),
             Some(Pairing::Reverse)
         );
-        // The nonblocking forms: Open MPI 4.1 and 5.0 in order everywhere,
-        // MPICH as blocking, Intel MPI unknown.
+        // The nonblocking forms: Open MPI 4.1 and 5.0 and Intel MPI 2021 in
+        // order everywhere, MPICH as blocking.
         assert_eq!(
             stock_pairing_nonblocking(ompi, Kind::Cart, Alltoall),
             Some(Pairing::InOrder)
@@ -523,6 +529,10 @@ mod tests {
         );
         assert_eq!(
             stock_pairing_nonblocking("Intel(R) MPI Library 2021.18", Kind::Cart, Alltoall),
+            Some(Pairing::InOrder)
+        );
+        assert_eq!(
+            stock_pairing("Intel(R) MPI Library 2021.18", Kind::Cart, Alltoall),
             None
         );
         assert_eq!(
