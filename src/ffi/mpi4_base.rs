@@ -54,6 +54,16 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
     }
+    /// `MPI_Neighbor_allgather_init`.
+    fn MPI_Neighbor_allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
+    }
+    /// `MPI_Neighbor_alltoall_init`.
+    fn MPI_Neighbor_alltoall_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoall_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
+    }
     /// `MPI_Alltoall_init`.
     fn MPI_Alltoall_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

@@ -1,7 +1,9 @@
 /*
  * coll_persistent.c - collective conformance: MPI-4 persistent collectives
  * (MPI_Barrier_init, Bcast_init, Reduce_init, Allreduce_init, Gather_init,
- * Allgather_init, Alltoall_init, Scatter_init).
+ * Allgather_init, Alltoall_init, Scatter_init, Scan_init, Exscan_init,
+ * Reduce_scatter_block_init, Neighbor_allgather_init,
+ * Neighbor_alltoall_init).
  *
  * Why: a persistent collective binds its arguments once and runs at every
  * MPI_Start, reading the send buffer as it is then; heapmpi runs those it
@@ -24,6 +26,13 @@
  *     (SUM, 2 ints per block) on MPI_COMM_WORLD, started ROUNDS times by
  *     Startall with new data (Exscan's result on rank 0 is undefined and
  *     not looked at).
+ *  D. Neighbor_allgather_init (1 int) and Neighbor_alltoall_init (2 ints
+ *     per block) on a periodic ring (MPI_Cart_create) and on a
+ *     distributed graph where rank r sends to r+1 and r+2, started ROUNDS
+ *     times by Startall with new data: the all-gather's blocks checked
+ *     against the sources' values, the all-to-all's against an
+ *     MPI_Ineighbor_alltoall of the same data (the MPIs pair ambiguous
+ *     neighbourhoods, a ring of 1 or 2, alike in both).
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
@@ -328,6 +337,62 @@ static void folds(int rank, int size)
         ROUNDS);
 }
 
+static void neighbours(int rank, int size)
+{
+    section("D neighbourhoods");
+    MPI_Comm cs[2];
+    int d1[1] = {size}, p1[1] = {1};
+    MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, d1, p1, 0, &cs[0]));
+    int gsrc[2] = {(rank + size - 1) % size, (rank + size - 2) % size};
+    int gdst[2] = {(rank + 1) % size, (rank + 2) % size};
+    MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, gsrc, MPI_UNWEIGHTED, 2, gdst,
+                                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &cs[1]));
+    static const char *names[2] = {"periodic ring", "dist graph"};
+    for (int t = 0; t < 2; t++) {
+        MPI_Comm c = cs[t];
+        /* The sources, in MPI's order: a 1-D grid's are -1 then +1. */
+        int src[2] = {(rank + size - 1) % size, (rank + 1) % size};
+        if (t == 1)
+            src[0] = gsrc[0], src[1] = gsrc[1];
+        int ag_s = 0, ag_r[2], a2a_s[4], a2a_r[4], ref[4];
+        MPI_Request q[2];
+        MPI_OK(MPI_Neighbor_allgather_init(&ag_s, 1, MPI_INT, ag_r, 1, MPI_INT, c, MPI_INFO_NULL,
+                                           &q[0]));
+        MPI_OK(MPI_Neighbor_alltoall_init(a2a_s, 2, MPI_INT, a2a_r, 2, MPI_INT, c, MPI_INFO_NULL,
+                                          &q[1]));
+        int good = 0;
+        uint64_t h = 0;
+        for (int round = 1; round <= ROUNDS; round++) {
+            ag_s = rank * 1000 + round;
+            for (int k = 0; k < 4; k++) {
+                a2a_s[k] = rank * 1000 + round * 10 + k;
+                a2a_r[k] = ref[k] = -1;
+            }
+            ag_r[0] = ag_r[1] = -1;
+            MPI_OK(MPI_Startall(2, q));
+            MPI_OK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+            MPI_Request r;
+            MPI_OK(MPI_Ineighbor_alltoall(a2a_s, 2, MPI_INT, ref, 2, MPI_INT, c, &r));
+            MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            g_eligible += 3 * (size > 1); /* heapmpi leaves one member alone */
+            int ok = memcmp(a2a_r, ref, sizeof ref) == 0;
+            for (int i = 0; i < 2; i++) {
+                ok &= ag_r[i] == src[i] * 1000 + round;
+                ok &= ref[2 * i] % 10 < 4 && ref[2 * i] / 1000 == src[i] &&
+                      ref[2 * i + 1] == ref[2 * i] + 1;
+            }
+            CHECK(ok, "%s round %d", names[t], round);
+            good += ok;
+            h = hash_bytes(h, a2a_r, sizeof a2a_r);
+        }
+        MPI_OK(MPI_Request_free(&q[0]));
+        MPI_OK(MPI_Request_free(&q[1]));
+        MPI_OK(MPI_Comm_free(&c));
+        out("D %s: Neighbor_allgather_init, Neighbor_alltoall_init: %d of %d rounds right, "
+            "checksum %016llx", names[t], good, ROUNDS, (unsigned long long)h);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -345,6 +410,7 @@ int main(int argc, char **argv)
     eight(s, "split");
     MPI_OK(MPI_Comm_free(&s));
     folds(rank, size);
+    neighbours(rank, size);
     lifetimes(rank, size);
     out("heap-eligible starts per rank: %d", g_eligible);
     return coll_finish("persistent", rank, size);

@@ -68,6 +68,64 @@ unsafe fn plan(
     }))
 }
 
+/// The operation of `MPI_Ineighbor_allgather` (`Call::Gather`) or
+/// `MPI_Ineighbor_alltoall` (`Call::Alltoall`), or `None` for the real
+/// MPI.
+///
+/// # Safety
+/// The caller's buffers, laid out as MPI says for `call`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn uniform(
+    call: Call,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    if sbuf == in_place() {
+        return None;
+    }
+    let gather = call == Call::Gather;
+    // SAFETY: per the contract.
+    unsafe {
+        plan(
+            comm,
+            call,
+            |outdeg| VBuf::uniform(sbuf, scount, sdt, if gather { 1 } else { outdeg }),
+            |indeg| VBuf::uniform(rbuf, rcount, rdt, indeg),
+        )
+    }
+}
+
+/// `MPI_Ineighbor_allgather`, its request new or a persistent one being
+/// started (`to`, `MPI_Neighbor_allgather_init`).
+///
+/// # Safety
+/// As `MPI_Ineighbor_allgather`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_allgather_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = uniform(Call::Gather, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
+        })
+    }
+}
+
 /// `MPI_Ineighbor_allgather`.
 ///
 /// # Safety
@@ -83,25 +141,8 @@ pub unsafe fn ineighbor_allgather(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    let ok = sbuf != in_place();
-    // SAFETY: the caller's buffers, described as MPI lays them out.
-    let op = ok
-        .then(|| unsafe {
-            plan(
-                comm,
-                Call::Gather,
-                |_| VBuf::uniform(sbuf, scount, sdt, 1),
-                |indeg| VBuf::uniform(rbuf, rcount, rdt, indeg),
-            )
-        })
-        .flatten();
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
-        })
-    }
+    // SAFETY: the caller's arguments.
+    unsafe { ineighbor_allgather_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
 /// `MPI_Ineighbor_allgatherv`.
@@ -148,6 +189,32 @@ pub unsafe fn ineighbor_allgatherv(
     }
 }
 
+/// `MPI_Ineighbor_alltoall`, its request new or a persistent one being
+/// started (`to`, `MPI_Neighbor_alltoall_init`).
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoall`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_alltoall_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = uniform(Call::Alltoall, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
+        })
+    }
+}
+
 /// `MPI_Ineighbor_alltoall`.
 ///
 /// # Safety
@@ -163,25 +230,8 @@ pub unsafe fn ineighbor_alltoall(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    let ok = sbuf != in_place();
-    // SAFETY: as `ineighbor_allgather`.
-    let op = ok
-        .then(|| unsafe {
-            plan(
-                comm,
-                Call::Alltoall,
-                |outdeg| VBuf::uniform(sbuf, scount, sdt, outdeg),
-                |indeg| VBuf::uniform(rbuf, rcount, rdt, indeg),
-            )
-        })
-        .flatten();
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, rq)
-        })
-    }
+    // SAFETY: the caller's arguments.
+    unsafe { ineighbor_alltoall_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
 /// `MPI_Ineighbor_alltoallv`.

@@ -1,7 +1,8 @@
 //! MPI-4 persistent collectives (`MPI_Barrier_init`, `Bcast_init`,
 //! `Reduce_init`, `Allreduce_init`, `Gather_init`, `Allgather_init`,
 //! `Alltoall_init`, `Scatter_init`, `Scan_init`, `Exscan_init`,
-//! `Reduce_scatter_block_init`) on communicators inside one node.
+//! `Reduce_scatter_block_init`, `Neighbor_allgather_init`,
+//! `Neighbor_alltoall_init`) on communicators inside one node.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -18,15 +19,21 @@
 //! now (so bad arguments get the real MPI's error from the `_init` call,
 //! as stock); otherwise it is the real MPI's `MPI_*_init`. Derived
 //! datatypes are duplicated at the initialisation and held by the slot,
-//! so the program may free its own.
+//! so the program may free its own. The persistent neighbourhood
+//! collectives pair ambiguous neighbourhoods as the nonblocking ones do,
+//! on every MPI measured (a periodic ring of 1 and 2, a 2x1 grid, a graph
+//! naming a neighbour twice: Open MPI 5.0, MPICH 4.0 and 5.0, Intel MPI
+//! 2021), so they take the same decision.
 
 use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
+use super::super::neighbor::Call;
 use super::super::{in_place, to_real};
 use super::calls::{bcast, blocks, iallgather_to, ialltoall_to, ibarrier_to, ibcast_to};
 use super::calls::{igather_to, iscatter_to};
+use super::neighbor::{ineighbor_allgather_to, ineighbor_alltoall_to, uniform};
 use super::reduce::{iallreduce_to, ifold_to, ireduce_to, reduction};
 use super::{nb_node, Fold, How, Kind, To};
 use crate::comm::node::Node;
@@ -44,6 +51,8 @@ pub(super) const SCATTER: u8 = 7;
 pub(super) const SCAN: u8 = 8;
 pub(super) const EXSCAN: u8 = 9;
 pub(super) const REDUCE_SCATTER_BLOCK: u8 = 10;
+pub(super) const NEIGHBOR_ALLGATHER: u8 = 11;
+pub(super) const NEIGHBOR_ALLTOALL: u8 = 12;
 
 /// Registers the start of persistent collectives with the requests' layer.
 pub(super) fn start() {
@@ -71,6 +80,7 @@ fn types_used(a: &CollArgs) -> (bool, bool) {
         BCAST => (true, false),
         GATHER => (!(root && a.sbuf == in_place()), root),
         ALLGATHER | ALLTOALL => (a.sbuf != in_place(), true),
+        NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => (true, true),
         SCATTER => (root, !(root && core::ptr::eq(a.rbuf, in_place()))),
         // Barrier; reductions take predefined types only.
         _ => (false, false),
@@ -504,6 +514,76 @@ pub unsafe fn reduce_scatter_block_init(
     }
 }
 
+/// `MPI_Neighbor_allgather_init`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgather_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_allgather_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        scount,
+        sdt,
+        rbuf,
+        rcount,
+        rdt,
+        ..args(NEIGHBOR_ALLGATHER, comm)
+    };
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Neighbor_allgather_init(
+                sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request,
+            )
+        })
+    }
+}
+
+/// `MPI_Neighbor_alltoall_init`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoall_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoall_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        scount,
+        sdt,
+        rbuf,
+        rcount,
+        rdt,
+        ..args(NEIGHBOR_ALLTOALL, comm)
+    };
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        init(a, request, || {
+            ffi::PMPI_Neighbor_alltoall_init(
+                sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request,
+            )
+        })
+    }
+}
+
 /// The operation persistent collective `a` stands for, planned now, or
 /// `None` for the real MPI (see `persist`).
 ///
@@ -566,6 +646,16 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
                 None,
                 Fold::Block,
             ),
+            NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => {
+                let call = if a.call == NEIGHBOR_ALLGATHER {
+                    Call::Gather
+                } else {
+                    Call::Alltoall
+                };
+                uniform(
+                    call, a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.comm,
+                )
+            }
             GATHER | ALLGATHER | ALLTOALL | SCATTER => {
                 let (how, root) = match a.call {
                     GATHER => (How::Gather, root),
@@ -627,6 +717,12 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
             EXSCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Exscan, to),
             REDUCE_SCATTER_BLOCK => {
                 ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Block, to)
+            }
+            NEIGHBOR_ALLGATHER => {
+                ineighbor_allgather_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)
+            }
+            NEIGHBOR_ALLTOALL => {
+                ineighbor_alltoall_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)
             }
             _ => ffi::MPI_ERR_INTERN as c_int,
         }
