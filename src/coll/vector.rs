@@ -569,29 +569,16 @@ pub unsafe fn alltoallw(
             )
         })
     };
-    let Some(node) = flat(comm) else {
-        return real();
-    };
-    let n = node.n;
     // SAFETY: MPI requires n counts, displacements and datatypes on every
-    // member.
-    let Some(recv) = (unsafe { VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n) }) else {
-        return real();
-    };
-    let send = if sbuf == in_place() {
-        None
-    } else {
-        // SAFETY: as above.
-        match unsafe { VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n) } {
-            Some(v) => Some(v),
-            None => return real(),
-        }
-    };
-    // SAFETY: the caller's buffers, described above.
-    if unsafe { exchange(node, send.as_ref(), &recv) } {
-        0
-    } else {
-        real()
+    // member (the send ones unless in place).
+    unsafe {
+        all_to_all(
+            comm,
+            sbuf == in_place(),
+            |n| VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n),
+            |n| VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n),
+            real,
+        )
     }
 }
 
@@ -619,24 +606,48 @@ pub unsafe fn alltoallv(
             )
         })
     };
+    // SAFETY: MPI requires n counts and displacements on every member (the
+    // send ones unless in place).
+    unsafe {
+        all_to_all(
+            comm,
+            sbuf == in_place(),
+            |n| VBuf::new(sbuf, scounts, sdispls, sdt, n),
+            |n| VBuf::new(rbuf, rcounts, rdispls, rdt, n),
+            real,
+        )
+    }
+}
+
+/// `Alltoallv` or `Alltoallw` on `comm`: the buffers as `send(n)` and
+/// `recv(n)` describe them for `n` members (`send` unused in place), over
+/// the heap, or `real()` when heapmpi does not take the call or a member
+/// could not stage.
+///
+/// # Safety
+/// `send` and `recv` describe the caller's buffers.
+unsafe fn all_to_all(
+    comm: ffi::MPI_Comm,
+    inplace: bool,
+    send: impl FnOnce(usize) -> Option<VBuf>,
+    recv: impl FnOnce(usize) -> Option<VBuf>,
+    real: impl Fn() -> c_int,
+) -> c_int {
     let Some(node) = flat(comm) else {
         return real();
     };
-    let n = node.n;
-    // SAFETY: MPI requires n counts and displacements on every member.
-    let Some(recv) = (unsafe { VBuf::new(rbuf, rcounts, rdispls, rdt, n) }) else {
+    let Some(recv) = recv(node.n) else {
         return real();
     };
-    let send = if sbuf == in_place() {
+    let send = if inplace {
         None
     } else {
-        // SAFETY: as above.
-        match unsafe { VBuf::new(sbuf, scounts, sdispls, sdt, n) } {
+        match send(node.n) {
             Some(v) => Some(v),
             None => return real(),
         }
     };
-    // SAFETY: the caller's buffers, described above.
+    // SAFETY: per the contract.
     if unsafe { exchange(node, send.as_ref(), &recv) } {
         0
     } else {
