@@ -54,6 +54,31 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req) }
     }
+    /// `MPI_Gatherv_init`.
+    fn MPI_Gatherv_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::gatherv_init(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, info, req) }
+    }
+    /// `MPI_Scatterv_init`.
+    fn MPI_Scatterv_init(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::scatterv_init(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, info, req) }
+    }
+    /// `MPI_Allgatherv_init`.
+    fn MPI_Allgatherv_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::allgatherv_init(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, req) }
+    }
+    /// `MPI_Alltoallv_init`.
+    fn MPI_Alltoallv_init(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoallv_init(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, req) }
+    }
+    /// `MPI_Reduce_scatter_init`.
+    fn MPI_Reduce_scatter_init(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, req) }
+    }
     /// `MPI_Neighbor_allgather_init`.
     fn MPI_Neighbor_allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

@@ -3,7 +3,8 @@
  * (MPI_Barrier_init, Bcast_init, Reduce_init, Allreduce_init, Gather_init,
  * Allgather_init, Alltoall_init, Scatter_init, Scan_init, Exscan_init,
  * Reduce_scatter_block_init, Neighbor_allgather_init,
- * Neighbor_alltoall_init).
+ * Neighbor_alltoall_init, and the v forms Gatherv_init, Scatterv_init,
+ * Allgatherv_init, Alltoallv_init, Reduce_scatter_init).
  *
  * Why: a persistent collective binds its arguments once and runs at every
  * MPI_Start, reading the send buffer as it is then; heapmpi runs those it
@@ -33,6 +34,12 @@
  *     against the sources' values, the all-to-all's against an
  *     MPI_Ineighbor_alltoall of the same data (the MPIs pair ambiguous
  *     neighbourhoods, a ring of 1 or 2, alike in both).
+ *  E. the v forms on MPI_COMM_WORLD, counts that differ per member and pair,
+ *     displacements in reverse member order with gaps (guards checked):
+ *     Gatherv_init and Scatterv_init at the last rank, Allgatherv_init,
+ *     Alltoallv_init, Reduce_scatter_init (SUM, m + 1 ints to member m),
+ *     started ROUNDS times by Startall with new data. Not under stock
+ *     MPICH 4.0 (as A's gathers).
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
@@ -337,6 +344,112 @@ static void folds(int rank, int size)
         ROUNDS);
 }
 
+/* E: value k of what `from` sends `to` in round r. */
+static int ev(int r, int from, int to, int k)
+{
+    return r * 100000 + from * 1000 + to * 100 + k;
+}
+
+static void vforms(int rank, int size)
+{
+    section("E v forms");
+    enum { G = -99 };
+    const int root = size - 1, n = size;
+    int *gc = calloc((size_t)n, sizeof(int)), *gd = calloc((size_t)n, sizeof(int));
+    int *sc = calloc((size_t)n, sizeof(int)), *sd = calloc((size_t)n, sizeof(int));
+    int *ac = calloc((size_t)n, sizeof(int)), *ad = calloc((size_t)n, sizeof(int));
+    int *tsc = calloc((size_t)n, sizeof(int)), *tsd = calloc((size_t)n, sizeof(int));
+    int *trc = calloc((size_t)n, sizeof(int)), *trd = calloc((size_t)n, sizeof(int));
+    int *rsc = calloc((size_t)n, sizeof(int));
+    CHECK(gc && gd && sc && sd && ac && ad && tsc && tsd && trc && trd && rsc, "calloc");
+    /* Reverse member order, a gap of one int before each block. */
+    int gat = 1, sat = 1, aat = 1, tsat = 1, trat = 1, rstot = 0;
+    for (int m = n - 1; m >= 0; m--) {
+        gc[m] = m + 1, gd[m] = gat, gat += gc[m] + 1;
+        sc[m] = m + 2, sd[m] = sat, sat += sc[m] + 1;
+        ac[m] = m + 1, ad[m] = aat, aat += ac[m] + 1;
+        tsc[m] = (rank + m) % 3 + 1, tsd[m] = tsat, tsat += tsc[m] + 1;
+        trc[m] = (m + rank) % 3 + 1, trd[m] = trat, trat += trc[m] + 1;
+    }
+    for (int m = 0; m < n; m++)
+        rsc[m] = m + 1, rstot += m + 1;
+    const int rsfirst = rank * (rank + 1) / 2;
+    int gs[64], gr[4096], ss[4096], sr[64], as[64], ar[4096], ts[4096], tr[4096];
+    int rss[4096], rsr[64];
+    CHECK(n <= 32, "E: at most 32 ranks, not %d", n);
+    MPI_Request q[5];
+    MPI_OK(MPI_Gatherv_init(gs, rank + 1, MPI_INT, gr, gc, gd, MPI_INT, root, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &q[0]));
+    MPI_OK(MPI_Scatterv_init(ss, sc, sd, MPI_INT, sr, rank + 2, MPI_INT, root, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, &q[1]));
+    MPI_OK(MPI_Allgatherv_init(as, rank + 1, MPI_INT, ar, ac, ad, MPI_INT, MPI_COMM_WORLD,
+                               MPI_INFO_NULL, &q[2]));
+    MPI_OK(MPI_Alltoallv_init(ts, tsc, tsd, MPI_INT, tr, trc, trd, MPI_INT, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &q[3]));
+    MPI_OK(MPI_Reduce_scatter_init(rss, rsr, rsc, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                   MPI_INFO_NULL, &q[4]));
+    int *arrs[11] = {gc, gd, sc, sd, ac, ad, tsc, tsd, trc, trd, rsc};
+    int good = 0;
+    uint64_t h = 0;
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int k = 0; k <= rank; k++)
+            gs[k] = ev(round, rank, root, k), as[k] = ev(round, rank, 0, k);
+        for (int i = 0; i < 4096; i++)
+            gr[i] = ss[i] = ar[i] = ts[i] = tr[i] = G;
+        for (int i = 0; i < 64; i++)
+            sr[i] = rsr[i] = G;
+        if (rank == root)
+            for (int m = 0; m < n; m++)
+                for (int k = 0; k < sc[m]; k++)
+                    ss[sd[m] + k] = ev(round, root, m, k);
+        for (int m = 0; m < n; m++)
+            for (int k = 0; k < tsc[m]; k++)
+                ts[tsd[m] + k] = ev(round, rank, m, k);
+        for (int i = 0; i < rstot; i++)
+            rss[i] = rank * 1000 + i + round;
+        MPI_OK(MPI_Startall(5, q));
+        MPI_OK(MPI_Waitall(5, q, MPI_STATUSES_IGNORE));
+        g_eligible += 5 * (size > 1);
+        int ok = 1;
+        if (rank == root) {
+            int want[4096];
+            for (int i = 0; i < gat; i++)
+                want[i] = G;
+            for (int m = 0; m < n; m++)
+                for (int k = 0; k < gc[m]; k++)
+                    want[gd[m] + k] = ev(round, m, root, k);
+            ok &= memcmp(want, gr, (size_t)gat * sizeof(int)) == 0 && gr[gat] == G;
+        }
+        for (int k = 0; k < rank + 2; k++)
+            ok &= sr[k] == ev(round, root, rank, k);
+        ok &= sr[rank + 2] == G;
+        for (int m = 0; m < n; m++) {
+            for (int k = 0; k < ac[m]; k++)
+                ok &= ar[ad[m] + k] == ev(round, m, 0, k);
+            ok &= ar[ad[m] - 1] == G;
+            for (int k = 0; k < trc[m]; k++)
+                ok &= tr[trd[m] + k] == ev(round, m, rank, k);
+            ok &= tr[trd[m] - 1] == G;
+        }
+        for (int j = 0; j <= rank; j++) {
+            int sum = 0;
+            for (int m = 0; m < n; m++)
+                sum += m * 1000 + rsfirst + j + round;
+            ok &= rsr[j] == sum;
+        }
+        ok &= rsr[rank + 1] == G;
+        CHECK(ok, "v forms round %d", round);
+        good += ok;
+        h = hash_bytes(h, tr, (size_t)trat * sizeof(int));
+    }
+    for (int k = 0; k < 5; k++)
+        MPI_OK(MPI_Request_free(&q[k]));
+    for (int k = 0; k < 11; k++)
+        free(arrs[k]);
+    out("E Gatherv_init, Scatterv_init, Allgatherv_init, Alltoallv_init, Reduce_scatter_init: "
+        "%d of %d rounds right, checksum %016llx", good, ROUNDS, (unsigned long long)h);
+}
+
 static void neighbours(int rank, int size)
 {
     section("D neighbourhoods");
@@ -411,6 +524,8 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_free(&s));
     folds(rank, size);
     neighbours(rank, size);
+    if (!STOCK_PERSISTENT_BROKEN)
+        vforms(rank, size);
     lifetimes(rank, size);
     out("heap-eligible starts per rank: %d", g_eligible);
     return coll_finish("persistent", rank, size);

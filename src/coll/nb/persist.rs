@@ -2,7 +2,9 @@
 //! `Reduce_init`, `Allreduce_init`, `Gather_init`, `Allgather_init`,
 //! `Alltoall_init`, `Scatter_init`, `Scan_init`, `Exscan_init`,
 //! `Reduce_scatter_block_init`, `Neighbor_allgather_init`,
-//! `Neighbor_alltoall_init`) on communicators inside one node.
+//! `Neighbor_alltoall_init`, and the `v` forms `Gatherv_init`,
+//! `Scatterv_init`, `Allgatherv_init`, `Alltoallv_init` and
+//! `Reduce_scatter_init`) on communicators inside one node.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -19,7 +21,10 @@
 //! now (so bad arguments get the real MPI's error from the `_init` call,
 //! as stock); otherwise it is the real MPI's `MPI_*_init`. Derived
 //! datatypes are duplicated at the initialisation and held by the slot,
-//! so the program may free its own. The persistent neighbourhood
+//! so the program may free its own; the `v` forms' count and displacement
+//! arrays are copied there too (the real MPI's fallback at a start reads
+//! the copies, which live as long as the request). The persistent
+//! neighbourhood
 //! collectives pair ambiguous neighbourhoods as the nonblocking ones do,
 //! on every MPI measured (a periodic ring of 1 and 2, a 2x1 grid, a graph
 //! naming a neighbour twice: Open MPI 5.0, MPICH 4.0 and 5.0, Intel MPI
@@ -34,7 +39,10 @@ use super::super::{in_place, to_real};
 use super::calls::{bcast, blocks, iallgather_to, ialltoall_to, ibarrier_to, ibcast_to};
 use super::calls::{igather_to, iscatter_to};
 use super::neighbor::{ineighbor_allgather_to, ineighbor_alltoall_to, uniform};
-use super::reduce::{iallreduce_to, ifold_to, ireduce_to, reduction};
+use super::reduce::{iallreduce_to, ifold_to, ireduce_scatter_op, ireduce_scatter_to};
+use super::reduce::{ireduce_to, reduction};
+use super::vector::{iallgatherv_op, iallgatherv_to, ialltoallv_op, ialltoallv_to};
+use super::vector::{igatherv_op, igatherv_to, iscatterv_op, iscatterv_to};
 use super::{nb_node, Fold, How, Kind, To};
 use crate::comm::node::Node;
 use crate::p2p::engine::CollArgs;
@@ -53,6 +61,33 @@ pub(super) const EXSCAN: u8 = 9;
 pub(super) const REDUCE_SCATTER_BLOCK: u8 = 10;
 pub(super) const NEIGHBOR_ALLGATHER: u8 = 11;
 pub(super) const NEIGHBOR_ALLTOALL: u8 = 12;
+pub(super) const GATHERV: u8 = 13;
+pub(super) const SCATTERV: u8 = 14;
+pub(super) const ALLGATHERV: u8 = 15;
+pub(super) const ALLTOALLV: u8 = 16;
+pub(super) const REDUCE_SCATTER: u8 = 17;
+
+/// The `v` forms' arrays (send counts and displacements, receive counts
+/// and displacements), copied at the initialisation; an empty one was
+/// null or is not significant on this member.
+struct Arrays([Vec<c_int>; 4]);
+
+impl Arrays {
+    /// Array `k`'s copy as a pointer (null when empty).
+    fn ptr(&self, k: usize) -> *const c_int {
+        if self.0[k].is_empty() {
+            core::ptr::null()
+        } else {
+            self.0[k].as_ptr()
+        }
+    }
+}
+
+/// The arrays `a` holds (none: every pointer null).
+fn arrays(a: &CollArgs) -> impl Fn(usize) -> *const c_int + '_ {
+    let arr = a.arrays.as_deref().and_then(|x| x.downcast_ref::<Arrays>());
+    move |k| arr.map_or(core::ptr::null(), |x| x.ptr(k))
+}
 
 /// Registers the start of persistent collectives with the requests' layer.
 pub(super) fn start() {
@@ -78,10 +113,10 @@ fn types_used(a: &CollArgs) -> (bool, bool) {
     let root = rank == a.root;
     match a.call {
         BCAST => (true, false),
-        GATHER => (!(root && a.sbuf == in_place()), root),
-        ALLGATHER | ALLTOALL => (a.sbuf != in_place(), true),
+        GATHER | GATHERV => (!(root && a.sbuf == in_place()), root),
+        ALLGATHER | ALLTOALL | ALLGATHERV | ALLTOALLV => (a.sbuf != in_place(), true),
         NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => (true, true),
-        SCATTER => (root, !(root && core::ptr::eq(a.rbuf, in_place()))),
+        SCATTER | SCATTERV => (root, !(root && core::ptr::eq(a.rbuf, in_place()))),
         // Barrier; reductions take predefined types only.
         _ => (false, false),
     }
@@ -165,6 +200,7 @@ fn args(call: u8, comm: ffi::MPI_Comm) -> CollArgs {
         op: onull,
         root: 0,
         comm,
+        arrays: None,
     }
 }
 
@@ -530,15 +566,17 @@ pub unsafe fn neighbor_allgather_init(
     info: ffi::MPI_Info,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let a = CollArgs {
+    let a = blocks_args(
+        NEIGHBOR_ALLGATHER,
         sbuf,
         scount,
         sdt,
         rbuf,
         rcount,
         rdt,
-        ..args(NEIGHBOR_ALLGATHER, comm)
-    };
+        0,
+        comm,
+    );
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
         init(a, request, || {
@@ -565,21 +603,232 @@ pub unsafe fn neighbor_alltoall_init(
     info: ffi::MPI_Info,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let a = CollArgs {
+    let a = blocks_args(
+        NEIGHBOR_ALLTOALL,
         sbuf,
         scount,
         sdt,
         rbuf,
         rcount,
         rdt,
-        ..args(NEIGHBOR_ALLTOALL, comm)
-    };
+        0,
+        comm,
+    );
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
         init(a, request, || {
             ffi::PMPI_Neighbor_alltoall_init(
                 sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request,
             )
+        })
+    }
+}
+
+/// The initialisation of a `v` form: `a` with copies of the arrays
+/// `given` (send counts and displacements, receive counts and
+/// displacements; each with whether it is significant on a member that is
+/// the root, and on one that is not), then [`init`].
+///
+/// # Safety
+/// As [`init`]; every significant array holds one entry per member.
+unsafe fn v_init(
+    mut a: CollArgs,
+    given: [(*const c_int, bool, bool); 4],
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    let (mut rank, mut size) = (-1, 0);
+    // SAFETY: out-pointers; an invalid communicator fails here and the real
+    // initialisation reports it.
+    let known = unsafe {
+        ffi::PMPI_Comm_rank(a.comm, &mut rank) == 0 && ffi::PMPI_Comm_size(a.comm, &mut size) == 0
+    };
+    if !known || size < 1 {
+        return to_real(real);
+    }
+    let root = rank == a.root;
+    let copy = |(p, at_root, elsewhere): (*const c_int, bool, bool)| {
+        if p.is_null() || !(if root { at_root } else { elsewhere }) {
+            Vec::new()
+        } else {
+            // SAFETY: a significant array holds `size` entries.
+            unsafe { core::slice::from_raw_parts(p, size as usize) }.to_vec()
+        }
+    };
+    a.arrays = Some(std::sync::Arc::new(Arrays(given.map(copy))));
+    // SAFETY: per the contract.
+    unsafe { init(a, request, real) }
+}
+
+/// `MPI_Gatherv_init`.
+///
+/// # Safety
+/// As `MPI_Gatherv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gatherv_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(GATHERV, sbuf, scount, sdt, rbuf, 0, rdt, root, comm);
+    let none = (core::ptr::null(), false, false);
+    let at_root = |p| (p, true, false);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        v_init(
+            a,
+            [none, none, at_root(rcounts), at_root(displs)],
+            request,
+            || {
+                ffi::PMPI_Gatherv_init(
+                    sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, info, request,
+                )
+            },
+        )
+    }
+}
+
+/// `MPI_Scatterv_init`.
+///
+/// # Safety
+/// As `MPI_Scatterv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatterv_init(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(SCATTERV, sbuf, 0, sdt, rbuf, rcount, rdt, root, comm);
+    let none = (core::ptr::null(), false, false);
+    let at_root = |p| (p, true, false);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        v_init(
+            a,
+            [at_root(scounts), at_root(displs), none, none],
+            request,
+            || {
+                ffi::PMPI_Scatterv_init(
+                    sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, info, request,
+                )
+            },
+        )
+    }
+}
+
+/// `MPI_Allgatherv_init`.
+///
+/// # Safety
+/// As `MPI_Allgatherv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allgatherv_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    // Root -1: no member is one; every array is significant everywhere.
+    let a = blocks_args(ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
+    let none = (core::ptr::null(), false, false);
+    let all = |p| (p, true, true);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        v_init(a, [none, none, all(rcounts), all(displs)], request, || {
+            ffi::PMPI_Allgatherv_init(
+                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
+            )
+        })
+    }
+}
+
+/// `MPI_Alltoallv_init`.
+///
+/// # Safety
+/// As `MPI_Alltoallv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallv_init(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+    // The send arrays are not significant in place.
+    let sends = sbuf != in_place();
+    let send = |p| (p, sends, sends);
+    let all = |p| (p, true, true);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        v_init(
+            a,
+            [send(scounts), send(sdispls), all(rcounts), all(rdispls)],
+            request,
+            || {
+                ffi::PMPI_Alltoallv_init(
+                    sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
+                )
+            },
+        )
+    }
+}
+
+/// `MPI_Reduce_scatter_init`.
+///
+/// # Safety
+/// As `MPI_Reduce_scatter_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_scatter_init(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = CollArgs {
+        sbuf,
+        rbuf,
+        sdt: dt,
+        op,
+        root: -1,
+        ..args(REDUCE_SCATTER, comm)
+    };
+    let none = (core::ptr::null(), false, false);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        v_init(a, [none, none, (counts, true, true), none], request, || {
+            ffi::PMPI_Reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, request)
         })
     }
 }
@@ -646,6 +895,43 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
                 None,
                 Fold::Block,
             ),
+            GATHERV => {
+                let v = arrays(a);
+                igatherv_op(
+                    a.sbuf,
+                    a.scount,
+                    a.sdt,
+                    a.rbuf,
+                    v(2),
+                    v(3),
+                    a.rdt,
+                    a.root,
+                    a.comm,
+                )
+            }
+            SCATTERV => {
+                let v = arrays(a);
+                iscatterv_op(
+                    a.sbuf,
+                    v(0),
+                    v(1),
+                    a.sdt,
+                    a.rbuf,
+                    a.rcount,
+                    a.rdt,
+                    a.root,
+                    a.comm,
+                )
+            }
+            ALLGATHERV => {
+                let v = arrays(a);
+                iallgatherv_op(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
+            }
+            ALLTOALLV => {
+                let v = arrays(a);
+                ialltoallv_op(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
+            }
+            REDUCE_SCATTER => ireduce_scatter_op(a.sbuf, a.rbuf, arrays(a)(2), a.sdt, a.op, a.comm),
             NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => {
                 let call = if a.call == NEIGHBOR_ALLGATHER {
                     Call::Gather
@@ -721,6 +1007,45 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
             NEIGHBOR_ALLGATHER => {
                 ineighbor_allgather_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)
             }
+            GATHERV => {
+                let v = arrays(&a);
+                igatherv_to(
+                    a.sbuf,
+                    a.scount,
+                    a.sdt,
+                    a.rbuf,
+                    v(2),
+                    v(3),
+                    a.rdt,
+                    a.root,
+                    c,
+                    to,
+                )
+            }
+            SCATTERV => {
+                let v = arrays(&a);
+                iscatterv_to(
+                    a.sbuf,
+                    v(0),
+                    v(1),
+                    a.sdt,
+                    a.rbuf,
+                    a.rcount,
+                    a.rdt,
+                    a.root,
+                    c,
+                    to,
+                )
+            }
+            ALLGATHERV => {
+                let v = arrays(&a);
+                iallgatherv_to(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
+            }
+            ALLTOALLV => {
+                let v = arrays(&a);
+                ialltoallv_to(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
+            }
+            REDUCE_SCATTER => ireduce_scatter_to(a.sbuf, a.rbuf, arrays(&a)(2), a.sdt, a.op, c, to),
             NEIGHBOR_ALLTOALL => {
                 ineighbor_alltoall_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)
             }

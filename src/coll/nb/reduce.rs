@@ -279,10 +279,9 @@ pub unsafe fn ireduce_scatter_block(
 
 /// `MPI_Ireduce_scatter`: the reduction of every member's `sum(counts)`
 /// elements, of which member `r` receives `counts[r]`, starting after
-/// those of the members before it. Taken when the whole contribution fits
-/// a cell (`Fold::Part`); else, and on bad counts (negative, or a sum
-/// beyond memory), every member calls the real MPI, whose error handler
-/// reports what is wrong.
+/// those of the members before it (`Fold::Part`); on bad counts (negative,
+/// or a sum beyond memory) every member calls the real MPI, whose error
+/// handler reports what is wrong.
 ///
 /// # Safety
 /// As `MPI_Ireduce_scatter`: `counts` holds one count per member.
@@ -295,32 +294,64 @@ pub unsafe fn ireduce_scatter(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let queued = nb_node(comm).and_then(|node| {
-        if counts.is_null() {
-            return None;
-        }
-        // SAFETY: the caller's array of one count per member (`node.n` is
-        // the communicator's size).
-        let counts = unsafe { core::slice::from_raw_parts(counts, node.n) };
-        let (first, total) = part_of(counts, node.me)?;
-        crate::profile::data(counts[node.me] as i64, dt);
-        reduction(
-            comm,
-            sbuf,
-            rbuf,
-            counts[node.me],
-            dt,
-            op,
-            None,
-            Fold::Part { first, total },
-        )
-    });
+    // SAFETY: the caller's arguments.
+    unsafe { ireduce_scatter_to(sbuf, rbuf, counts, dt, op, comm, To::New(request)) }
+}
+
+/// `MPI_Ireduce_scatter`, its request new or a persistent one being
+/// started (`to`).
+///
+/// # Safety
+/// As `MPI_Ireduce_scatter`; `to` as `queue_or`'s.
+pub(super) unsafe fn ireduce_scatter_to(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
     // SAFETY: the caller's arguments; the real call forwards them unchanged.
     unsafe {
-        queue_or(comm, queued, To::New(request), |request| {
+        let queued = ireduce_scatter_op(sbuf, rbuf, counts, dt, op, comm);
+        queue_or(comm, queued, to, |request| {
             ffi::PMPI_Ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, request)
         })
     }
+}
+
+/// The operation of `MPI_Ireduce_scatter`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Ireduce_scatter`.
+pub(super) unsafe fn ireduce_scatter_op(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    if counts.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's array of one count per member (`node.n` is the
+    // communicator's size).
+    let counts = unsafe { core::slice::from_raw_parts(counts, node.n) };
+    let (first, total) = part_of(counts, node.me)?;
+    crate::profile::data(counts[node.me] as i64, dt);
+    reduction(
+        comm,
+        sbuf,
+        rbuf,
+        counts[node.me],
+        dt,
+        op,
+        None,
+        Fold::Part { first, total },
+    )
 }
 
 /// Member `me`'s first element and the total of `counts` (one per

@@ -609,6 +609,73 @@ unsafe fn cma_read(pid: i32, remote: usize, local: *mut u8, len: usize) {
     }
 }
 
+/// The operation of `MPI_Igatherv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Igatherv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn igatherv_op(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let k = plan(
+            VHow::Gatherv,
+            node,
+            sbuf,
+            None,
+            scount,
+            core::ptr::null(),
+            sdt,
+            rbuf,
+            Some(rcounts),
+            0,
+            displs,
+            rdt,
+            Some(root),
+        )?;
+        Some((node, k))
+    }
+}
+
+/// `MPI_Igatherv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Igatherv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn igatherv_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = igatherv_op(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Igatherv(
+                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, rq,
+            )
+        })
+    }
+}
+
 /// `MPI_Igatherv`.
 ///
 /// # Safety
@@ -626,30 +693,85 @@ pub unsafe fn igatherv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments.
+    unsafe {
+        igatherv_to(
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcounts,
+            displs,
+            rdt,
+            root,
+            comm,
+            To::New(request),
+        )
+    }
+}
+
+/// The operation of `MPI_Iscatterv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Iscatterv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iscatterv_op(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let k = plan(
+            VHow::Scatterv,
+            node,
+            sbuf,
+            Some(scounts),
+            0,
+            displs,
+            sdt,
+            rbuf,
+            None,
+            rcount,
+            core::ptr::null(),
+            rdt,
+            Some(root),
+        )?;
+        Some((node, k))
+    }
+}
+
+/// `MPI_Iscatterv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Iscatterv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iscatterv_to(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(rcount as i64, rdt);
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
-        let op = nb_node(comm).and_then(|node| {
-            let k = plan(
-                VHow::Gatherv,
-                node,
-                sbuf,
-                None,
-                scount,
-                core::ptr::null(),
-                sdt,
-                rbuf,
-                Some(rcounts),
-                0,
-                displs,
-                rdt,
-                Some(root),
-            )?;
-            Some((node, k))
-        });
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Igatherv(
-                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, rq,
+        let op = iscatterv_op(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Iscatterv(
+                sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, rq,
             )
         })
     }
@@ -672,31 +794,82 @@ pub unsafe fn iscatterv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(rcount as i64, rdt);
+    // SAFETY: the caller's arguments.
+    unsafe {
+        iscatterv_to(
+            sbuf,
+            scounts,
+            displs,
+            sdt,
+            rbuf,
+            rcount,
+            rdt,
+            root,
+            comm,
+            To::New(request),
+        )
+    }
+}
+
+/// The operation of `MPI_Iallgatherv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Iallgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iallgatherv_op(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let k = plan(
+            VHow::Allgatherv,
+            node,
+            sbuf,
+            None,
+            scount,
+            core::ptr::null(),
+            sdt,
+            rbuf,
+            Some(rcounts),
+            0,
+            displs,
+            rdt,
+            None,
+        )?;
+        Some((node, k))
+    }
+}
+
+/// `MPI_Iallgatherv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Iallgatherv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iallgatherv_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
-        let op = nb_node(comm).and_then(|node| {
-            let k = plan(
-                VHow::Scatterv,
-                node,
-                sbuf,
-                Some(scounts),
-                0,
-                displs,
-                sdt,
-                rbuf,
-                None,
-                rcount,
-                core::ptr::null(),
-                rdt,
-                Some(root),
-            )?;
-            Some((node, k))
-        });
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Iscatterv(
-                sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, rq,
-            )
+        let op = iallgatherv_op(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
         })
     }
 }
@@ -717,29 +890,86 @@ pub unsafe fn iallgatherv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments.
+    unsafe {
+        iallgatherv_to(
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcounts,
+            displs,
+            rdt,
+            comm,
+            To::New(request),
+        )
+    }
+}
+
+/// The operation of `MPI_Ialltoallv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Ialltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ialltoallv_op(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let k = plan(
+            VHow::Alltoallv,
+            node,
+            sbuf,
+            Some(scounts),
+            0,
+            sdispls,
+            sdt,
+            rbuf,
+            Some(rcounts),
+            0,
+            rdispls,
+            rdt,
+            None,
+        )?;
+        Some((node, k))
+    }
+}
+
+/// `MPI_Ialltoallv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Ialltoallv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ialltoallv_to(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
-        let op = nb_node(comm).and_then(|node| {
-            let k = plan(
-                VHow::Allgatherv,
-                node,
-                sbuf,
-                None,
-                scount,
-                core::ptr::null(),
-                sdt,
-                rbuf,
-                Some(rcounts),
-                0,
-                displs,
-                rdt,
-                None,
-            )?;
-            Some((node, k))
-        });
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
+        let op = ialltoallv_op(
+            sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+        );
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ialltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
         })
     }
 }
@@ -761,31 +991,20 @@ pub unsafe fn ialltoallv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them.
+    // SAFETY: the caller's arguments.
     unsafe {
-        let op = nb_node(comm).and_then(|node| {
-            let k = plan(
-                VHow::Alltoallv,
-                node,
-                sbuf,
-                Some(scounts),
-                0,
-                sdispls,
-                sdt,
-                rbuf,
-                Some(rcounts),
-                0,
-                rdispls,
-                rdt,
-                None,
-            )?;
-            Some((node, k))
-        });
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ialltoallv(
-                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
-            )
-        })
+        ialltoallv_to(
+            sbuf,
+            scounts,
+            sdispls,
+            sdt,
+            rbuf,
+            rcounts,
+            rdispls,
+            rdt,
+            comm,
+            To::New(request),
+        )
     }
 }
 

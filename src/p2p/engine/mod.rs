@@ -167,7 +167,7 @@ pub enum Mode {
 
 /// A persistent request's arguments (heapmpi keeps only sends to a local
 /// peer; every receive on a known communicator is routed at each start).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Persist {
     /// `MPI_*send_init` to a local peer.
     Send(SendSpec),
@@ -181,8 +181,10 @@ pub enum Persist {
 /// A persistent collective's arguments as the collectives' layer keeps
 /// them in the request (`call` is its own code for the routine); each
 /// start hands them back to it. Plain values: the buffers are the
-/// program's, a derived datatype is a duplicate held by the slot.
-#[derive(Clone, Copy)]
+/// program's, a derived datatype is a duplicate held by the slot; the
+/// count and displacement arrays of the `v` forms are the layer's copies,
+/// in `arrays`, opaque here.
+#[derive(Clone)]
 pub struct CollArgs {
     /// Which routine (the collectives' layer's numbering).
     pub call: u8,
@@ -204,6 +206,9 @@ pub struct CollArgs {
     pub root: c_int,
     /// Communicator.
     pub comm: ffi::MPI_Comm,
+    /// What else the collectives' layer keeps for the routine (its copies
+    /// of the `v` forms' arrays), shared by every start.
+    pub arrays: Option<std::sync::Arc<dyn core::any::Any + Send + Sync>>,
 }
 
 /// A posted receive.
