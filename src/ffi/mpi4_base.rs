@@ -79,6 +79,16 @@ c_exports! {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, req) }
     }
+    /// `MPI_Neighbor_allgatherv_init`.
+    fn MPI_Neighbor_allgatherv_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_allgatherv_init(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, req) }
+    }
+    /// `MPI_Neighbor_alltoallv_init`.
+    fn MPI_Neighbor_alltoallv_init(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoallv_init(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, req) }
+    }
     /// `MPI_Neighbor_allgather_init`.
     fn MPI_Neighbor_allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.

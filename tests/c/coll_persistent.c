@@ -28,12 +28,15 @@
  *     Startall with new data (Exscan's result on rank 0 is undefined and
  *     not looked at).
  *  D. Neighbor_allgather_init (1 int) and Neighbor_alltoall_init (2 ints
- *     per block) on a periodic ring (MPI_Cart_create) and on a
- *     distributed graph where rank r sends to r+1 and r+2, started ROUNDS
- *     times by Startall with new data: the all-gather's blocks checked
- *     against the sources' values, the all-to-all's against an
- *     MPI_Ineighbor_alltoall of the same data (the MPIs pair ambiguous
- *     neighbourhoods, a ring of 1 or 2, alike in both).
+ *     per block), Neighbor_allgatherv_init and Neighbor_alltoallv_init
+ *     (the same blocks at reversed displacements with gaps) on a periodic
+ *     ring (MPI_Cart_create) and on a distributed graph where rank r sends
+ *     to r+1 and r+2, started ROUNDS times by Startall with new data: the
+ *     all-gathers' blocks checked against the sources' values, the
+ *     all-to-alls' against an MPI_Ineighbor_alltoall(v) of the same data
+ *     (the MPIs pair ambiguous neighbourhoods, a ring of 1 or 2, alike in
+ *     persistent and nonblocking forms; MPICH 4.0 pairs v forms otherwise
+ *     than Neighbor_alltoall).
  *  E. the v forms on MPI_COMM_WORLD, counts that differ per member and pair,
  *     displacements in reverse member order with gaps (guards checked):
  *     Gatherv_init and Scatterv_init at the last rank, Allgatherv_init,
@@ -468,11 +471,18 @@ static void neighbours(int rank, int size)
         if (t == 1)
             src[0] = gsrc[0], src[1] = gsrc[1];
         int ag_s = 0, ag_r[2], a2a_s[4], a2a_r[4], ref[4];
-        MPI_Request q[2];
+        /* The v forms: blocks in reverse order, a gap of one int. */
+        int one[2] = {1, 1}, gvd[2] = {2, 0}, two[2] = {2, 2}, vsd[2] = {3, 0}, vrd[2] = {3, 0};
+        int gv_r[3], v_s[5], v_r[5], refv[5];
+        MPI_Request q[4];
         MPI_OK(MPI_Neighbor_allgather_init(&ag_s, 1, MPI_INT, ag_r, 1, MPI_INT, c, MPI_INFO_NULL,
                                            &q[0]));
         MPI_OK(MPI_Neighbor_alltoall_init(a2a_s, 2, MPI_INT, a2a_r, 2, MPI_INT, c, MPI_INFO_NULL,
                                           &q[1]));
+        MPI_OK(MPI_Neighbor_allgatherv_init(&ag_s, 1, MPI_INT, gv_r, one, gvd, MPI_INT, c,
+                                            MPI_INFO_NULL, &q[2]));
+        MPI_OK(MPI_Neighbor_alltoallv_init(v_s, two, vsd, MPI_INT, v_r, two, vrd, MPI_INT, c,
+                                           MPI_INFO_NULL, &q[3]));
         int good = 0;
         uint64_t h = 0;
         for (int round = 1; round <= ROUNDS; round++) {
@@ -482,13 +492,25 @@ static void neighbours(int rank, int size)
                 a2a_r[k] = ref[k] = -1;
             }
             ag_r[0] = ag_r[1] = -1;
-            MPI_OK(MPI_Startall(2, q));
-            MPI_OK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+            for (int k = 0; k < 5; k++)
+                v_r[k] = refv[k] = gv_r[k % 3] = -1;
+            /* v_s: block 0 (to the first destination) at 3, block 1 at 0. */
+            v_s[3] = a2a_s[0], v_s[4] = a2a_s[1], v_s[0] = a2a_s[2], v_s[1] = a2a_s[3];
+            v_s[2] = -5;
+            MPI_OK(MPI_Startall(4, q));
+            MPI_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
             MPI_Request r;
             MPI_OK(MPI_Ineighbor_alltoall(a2a_s, 2, MPI_INT, ref, 2, MPI_INT, c, &r));
             MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-            g_eligible += 3 * (size > 1); /* heapmpi leaves one member alone */
+            MPI_OK(MPI_Ineighbor_alltoallv(v_s, two, vsd, MPI_INT, refv, two, vrd, MPI_INT, c, &r));
+            MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            g_eligible += 6 * (size > 1); /* heapmpi leaves one member alone */
             int ok = memcmp(a2a_r, ref, sizeof ref) == 0;
+            /* The v forms: the same blocks, reversed, the gaps untouched. */
+            ok &= gv_r[2] == ag_r[0] && gv_r[0] == ag_r[1] && gv_r[1] == -1;
+            ok &= memcmp(v_r, refv, sizeof v_r) == 0 && v_r[2] == -1;
+            for (int i = 0; i < 2; i++) /* block i of refv: from a source */
+                ok &= refv[vrd[i]] / 1000 == src[i] && refv[vrd[i] + 1] == refv[vrd[i]] + 1;
             for (int i = 0; i < 2; i++) {
                 ok &= ag_r[i] == src[i] * 1000 + round;
                 ok &= ref[2 * i] % 10 < 4 && ref[2 * i] / 1000 == src[i] &&
@@ -497,11 +519,12 @@ static void neighbours(int rank, int size)
             CHECK(ok, "%s round %d", names[t], round);
             good += ok;
             h = hash_bytes(h, a2a_r, sizeof a2a_r);
+            h = hash_bytes(h, v_r, sizeof v_r);
         }
-        MPI_OK(MPI_Request_free(&q[0]));
-        MPI_OK(MPI_Request_free(&q[1]));
+        for (int k = 0; k < 4; k++)
+            MPI_OK(MPI_Request_free(&q[k]));
         MPI_OK(MPI_Comm_free(&c));
-        out("D %s: Neighbor_allgather_init, Neighbor_alltoall_init: %d of %d rounds right, "
+        out("D %s: Neighbor_allgather(v)_init, Neighbor_alltoall(v)_init: %d of %d rounds right, "
             "checksum %016llx", names[t], good, ROUNDS, (unsigned long long)h);
     }
 }

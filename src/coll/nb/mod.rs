@@ -63,8 +63,8 @@ pub use neighbor::{
 pub use persist::{
     allgather_init, allgatherv_init, allreduce_init, alltoall_init, alltoallv_init, barrier_init,
     bcast_init, exscan_init, gather_init, gatherv_init, neighbor_allgather_init,
-    neighbor_alltoall_init, reduce_init, reduce_scatter_block_init, reduce_scatter_init, scan_init,
-    scatter_init, scatterv_init,
+    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init, reduce_init,
+    reduce_scatter_block_init, reduce_scatter_init, scan_init, scatter_init, scatterv_init,
 };
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
 pub use vector::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};

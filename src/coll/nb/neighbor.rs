@@ -145,6 +145,68 @@ pub unsafe fn ineighbor_allgather(
     unsafe { ineighbor_allgather_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
+/// The operation of `MPI_Ineighbor_allgatherv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Ineighbor_allgatherv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_allgatherv_op(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    if sbuf == in_place() {
+        return None;
+    }
+    // SAFETY: as `ineighbor_allgather`; MPI requires in-degree counts and
+    // displacements (none read with in-degree 0).
+    unsafe {
+        plan(
+            comm,
+            Call::Gather,
+            |_| VBuf::uniform(sbuf, scount, sdt, 1),
+            |indeg| {
+                if indeg == 0 {
+                    VBuf::uniform(rbuf, 0, rdt, 0)
+                } else {
+                    VBuf::new(rbuf, rcounts, displs, rdt, indeg)
+                }
+            },
+        )
+    }
+}
+
+/// `MPI_Ineighbor_allgatherv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Ineighbor_allgatherv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_allgatherv_to(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    crate::profile::data(scount as i64, sdt);
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = ineighbor_allgatherv_op(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm);
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
+        })
+    }
+}
+
 /// `MPI_Ineighbor_allgatherv`.
 ///
 /// # Safety
@@ -161,31 +223,19 @@ pub unsafe fn ineighbor_allgatherv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    let ok = sbuf != in_place();
-    // SAFETY: as `ineighbor_allgather`; MPI requires in-degree counts and
-    // displacements (none read with in-degree 0).
-    let op = ok
-        .then(|| unsafe {
-            plan(
-                comm,
-                Call::Gather,
-                |_| VBuf::uniform(sbuf, scount, sdt, 1),
-                |indeg| {
-                    if indeg == 0 {
-                        VBuf::uniform(rbuf, 0, rdt, 0)
-                    } else {
-                        VBuf::new(rbuf, rcounts, displs, rdt, indeg)
-                    }
-                },
-            )
-        })
-        .flatten();
-    // SAFETY: the caller's arguments; the real call forwards them.
+    // SAFETY: the caller's arguments.
     unsafe {
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, rq)
-        })
+        ineighbor_allgatherv_to(
+            sbuf,
+            scount,
+            sdt,
+            rbuf,
+            rcounts,
+            displs,
+            rdt,
+            comm,
+            To::New(request),
+        )
     }
 }
 
@@ -234,6 +284,79 @@ pub unsafe fn ineighbor_alltoall(
     unsafe { ineighbor_alltoall_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
 }
 
+/// The operation of `MPI_Ineighbor_alltoallv`, or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_alltoallv_op(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    if sbuf == in_place() {
+        return None;
+    }
+    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
+    // counts and displacements, none read with degree 0.
+    unsafe {
+        plan(
+            comm,
+            Call::Alltoallv,
+            |outdeg| {
+                if outdeg == 0 {
+                    VBuf::uniform(sbuf, 0, sdt, 0)
+                } else {
+                    VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
+                }
+            },
+            |indeg| {
+                if indeg == 0 {
+                    VBuf::uniform(rbuf, 0, rdt, 0)
+                } else {
+                    VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
+                }
+            },
+        )
+    }
+}
+
+/// `MPI_Ineighbor_alltoallv`, its request new or a persistent one being started (`to`).
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallv`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_alltoallv_to(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = ineighbor_alltoallv_op(
+            sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+        );
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ineighbor_alltoallv(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
+            )
+        })
+    }
+}
+
 /// `MPI_Ineighbor_alltoallv`.
 ///
 /// # Safety
@@ -251,38 +374,20 @@ pub unsafe fn ineighbor_alltoallv(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let ok = sbuf != in_place();
-    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
-    // counts and displacements, none read with degree 0.
-    let op = ok
-        .then(|| unsafe {
-            plan(
-                comm,
-                Call::Alltoallv,
-                |outdeg| {
-                    if outdeg == 0 {
-                        VBuf::uniform(sbuf, 0, sdt, 0)
-                    } else {
-                        VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
-                    }
-                },
-                |indeg| {
-                    if indeg == 0 {
-                        VBuf::uniform(rbuf, 0, rdt, 0)
-                    } else {
-                        VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
-                    }
-                },
-            )
-        })
-        .flatten();
-    // SAFETY: the caller's arguments; the real call forwards them.
+    // SAFETY: the caller's arguments.
     unsafe {
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ineighbor_alltoallv(
-                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, rq,
-            )
-        })
+        ineighbor_alltoallv_to(
+            sbuf,
+            scounts,
+            sdispls,
+            sdt,
+            rbuf,
+            rcounts,
+            rdispls,
+            rdt,
+            comm,
+            To::New(request),
+        )
     }
 }
 

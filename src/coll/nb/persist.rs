@@ -3,8 +3,9 @@
 //! `Alltoall_init`, `Scatter_init`, `Scan_init`, `Exscan_init`,
 //! `Reduce_scatter_block_init`, `Neighbor_allgather_init`,
 //! `Neighbor_alltoall_init`, and the `v` forms `Gatherv_init`,
-//! `Scatterv_init`, `Allgatherv_init`, `Alltoallv_init` and
-//! `Reduce_scatter_init`) on communicators inside one node.
+//! `Scatterv_init`, `Allgatherv_init`, `Alltoallv_init`,
+//! `Reduce_scatter_init`, `Neighbor_allgatherv_init` and
+//! `Neighbor_alltoallv_init`) on communicators inside one node.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -39,6 +40,8 @@ use super::super::{in_place, to_real};
 use super::calls::{bcast, blocks, iallgather_to, ialltoall_to, ibarrier_to, ibcast_to};
 use super::calls::{igather_to, iscatter_to};
 use super::neighbor::{ineighbor_allgather_to, ineighbor_alltoall_to, uniform};
+use super::neighbor::{ineighbor_allgatherv_op, ineighbor_allgatherv_to};
+use super::neighbor::{ineighbor_alltoallv_op, ineighbor_alltoallv_to};
 use super::reduce::{iallreduce_to, ifold_to, ireduce_scatter_op, ireduce_scatter_to};
 use super::reduce::{ireduce_to, reduction};
 use super::vector::{iallgatherv_op, iallgatherv_to, ialltoallv_op, ialltoallv_to};
@@ -66,6 +69,8 @@ pub(super) const SCATTERV: u8 = 14;
 pub(super) const ALLGATHERV: u8 = 15;
 pub(super) const ALLTOALLV: u8 = 16;
 pub(super) const REDUCE_SCATTER: u8 = 17;
+pub(super) const NEIGHBOR_ALLGATHERV: u8 = 18;
+pub(super) const NEIGHBOR_ALLTOALLV: u8 = 19;
 
 /// The `v` forms' arrays (send counts and displacements, receive counts
 /// and displacements), copied at the initialisation; an empty one was
@@ -115,7 +120,9 @@ fn types_used(a: &CollArgs) -> (bool, bool) {
         BCAST => (true, false),
         GATHER | GATHERV => (!(root && a.sbuf == in_place()), root),
         ALLGATHER | ALLTOALL | ALLGATHERV | ALLTOALLV => (a.sbuf != in_place(), true),
-        NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => (true, true),
+        NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL | NEIGHBOR_ALLGATHERV | NEIGHBOR_ALLTOALLV => {
+            (true, true)
+        }
         SCATTER | SCATTERV => (root, !(root && core::ptr::eq(a.rbuf, in_place()))),
         // Barrier; reductions take predefined types only.
         _ => (false, false),
@@ -627,13 +634,15 @@ pub unsafe fn neighbor_alltoall_init(
 /// The initialisation of a `v` form: `a` with copies of the arrays
 /// `given` (send counts and displacements, receive counts and
 /// displacements; each with whether it is significant on a member that is
-/// the root, and on one that is not), then [`init`].
+/// the root, and on one that is not), of `lens` entries (`None`: one per
+/// member), then [`init`].
 ///
 /// # Safety
-/// As [`init`]; every significant array holds one entry per member.
+/// As [`init`]; every significant array holds its entries.
 unsafe fn v_init(
     mut a: CollArgs,
     given: [(*const c_int, bool, bool); 4],
+    lens: Option<[usize; 4]>,
     request: *mut ffi::MPI_Request,
     real: impl FnOnce() -> c_int,
 ) -> c_int {
@@ -647,12 +656,16 @@ unsafe fn v_init(
         return to_real(real);
     }
     let root = rank == a.root;
+    let lens = lens.unwrap_or([size as usize; 4]);
+    let mut k = 0;
     let copy = |(p, at_root, elsewhere): (*const c_int, bool, bool)| {
-        if p.is_null() || !(if root { at_root } else { elsewhere }) {
+        let len = lens[k];
+        k += 1;
+        if p.is_null() || len == 0 || !(if root { at_root } else { elsewhere }) {
             Vec::new()
         } else {
-            // SAFETY: a significant array holds `size` entries.
-            unsafe { core::slice::from_raw_parts(p, size as usize) }.to_vec()
+            // SAFETY: a significant array holds `len` entries.
+            unsafe { core::slice::from_raw_parts(p, len) }.to_vec()
         }
     };
     a.arrays = Some(std::sync::Arc::new(Arrays(given.map(copy))));
@@ -686,6 +699,7 @@ pub unsafe fn gatherv_init(
         v_init(
             a,
             [none, none, at_root(rcounts), at_root(displs)],
+            None,
             request,
             || {
                 ffi::PMPI_Gatherv_init(
@@ -722,6 +736,7 @@ pub unsafe fn scatterv_init(
         v_init(
             a,
             [at_root(scounts), at_root(displs), none, none],
+            None,
             request,
             || {
                 ffi::PMPI_Scatterv_init(
@@ -755,11 +770,17 @@ pub unsafe fn allgatherv_init(
     let all = |p| (p, true, true);
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
-        v_init(a, [none, none, all(rcounts), all(displs)], request, || {
-            ffi::PMPI_Allgatherv_init(
-                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
-            )
-        })
+        v_init(
+            a,
+            [none, none, all(rcounts), all(displs)],
+            None,
+            request,
+            || {
+                ffi::PMPI_Allgatherv_init(
+                    sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
+                )
+            },
+        )
     }
 }
 
@@ -791,12 +812,119 @@ pub unsafe fn alltoallv_init(
         v_init(
             a,
             [send(scounts), send(sdispls), all(rcounts), all(rdispls)],
+            None,
             request,
             || {
                 ffi::PMPI_Alltoallv_init(
                     sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
                 )
             },
+        )
+    }
+}
+
+/// The lengths of a neighbourhood collective's arrays on `comm` (send
+/// ones: out-degree, receive ones: in-degree), if heapmpi has read its
+/// topology (else the initialisation is the real MPI's).
+fn degrees(comm: ffi::MPI_Comm) -> Option<[usize; 4]> {
+    let nb = super::super::info(comm)?.topo.get()?.as_ref()?;
+    let (o, i) = (nb.blocks, nb.indegree());
+    Some([o, o, i, i])
+}
+
+/// `MPI_Neighbor_allgatherv_init`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgatherv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_allgatherv_init(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(
+        NEIGHBOR_ALLGATHERV,
+        sbuf,
+        scount,
+        sdt,
+        rbuf,
+        0,
+        rdt,
+        -1,
+        comm,
+    );
+    let real = || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe {
+            ffi::PMPI_Neighbor_allgatherv_init(
+                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
+            )
+        }
+    };
+    let Some(lens) = degrees(comm) else {
+        return to_real(real);
+    };
+    let none = (core::ptr::null(), false, false);
+    let all = |p| (p, true, true);
+    // SAFETY: the caller's arguments; MPI requires in-degree entries.
+    unsafe {
+        v_init(
+            a,
+            [none, none, all(rcounts), all(displs)],
+            Some(lens),
+            request,
+            real,
+        )
+    }
+}
+
+/// `MPI_Neighbor_alltoallv_init`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallv_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallv_init(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let a = blocks_args(NEIGHBOR_ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+    let real = || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe {
+            ffi::PMPI_Neighbor_alltoallv_init(
+                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
+            )
+        }
+    };
+    let Some(lens) = degrees(comm) else {
+        return to_real(real);
+    };
+    let all = |p| (p, true, true);
+    // SAFETY: the caller's arguments; MPI requires out-degree (in-degree)
+    // entries.
+    unsafe {
+        v_init(
+            a,
+            [all(scounts), all(sdispls), all(rcounts), all(rdispls)],
+            Some(lens),
+            request,
+            real,
         )
     }
 }
@@ -827,9 +955,13 @@ pub unsafe fn reduce_scatter_init(
     let none = (core::ptr::null(), false, false);
     // SAFETY: the caller's arguments; the real call forwards them.
     unsafe {
-        v_init(a, [none, none, (counts, true, true), none], request, || {
-            ffi::PMPI_Reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, request)
-        })
+        v_init(
+            a,
+            [none, none, (counts, true, true), none],
+            None,
+            request,
+            || ffi::PMPI_Reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, request),
+        )
     }
 }
 
@@ -932,6 +1064,14 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
                 ialltoallv_op(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
             }
             REDUCE_SCATTER => ireduce_scatter_op(a.sbuf, a.rbuf, arrays(a)(2), a.sdt, a.op, a.comm),
+            NEIGHBOR_ALLGATHERV => {
+                let v = arrays(a);
+                ineighbor_allgatherv_op(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
+            }
+            NEIGHBOR_ALLTOALLV => {
+                let v = arrays(a);
+                ineighbor_alltoallv_op(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
+            }
             NEIGHBOR_ALLGATHER | NEIGHBOR_ALLTOALL => {
                 let call = if a.call == NEIGHBOR_ALLGATHER {
                     Call::Gather
@@ -1046,6 +1186,14 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
                 ialltoallv_to(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
             }
             REDUCE_SCATTER => ireduce_scatter_to(a.sbuf, a.rbuf, arrays(&a)(2), a.sdt, a.op, c, to),
+            NEIGHBOR_ALLGATHERV => {
+                let v = arrays(&a);
+                ineighbor_allgatherv_to(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
+            }
+            NEIGHBOR_ALLTOALLV => {
+                let v = arrays(&a);
+                ineighbor_alltoallv_to(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
+            }
             NEIGHBOR_ALLTOALL => {
                 ineighbor_alltoall_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)
             }
