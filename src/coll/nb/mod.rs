@@ -51,7 +51,10 @@ mod large;
 mod neighbor;
 #[cfg(heapmpi_mpi4_base)]
 mod persist;
+#[cfg(heapmpi_mpi4_base)]
+mod persist_v;
 mod reduce;
+mod vcalls;
 mod vector;
 
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
@@ -61,13 +64,17 @@ pub use neighbor::{
 };
 #[cfg(heapmpi_mpi4_base)]
 pub use persist::{
-    allgather_init, allgatherv_init, allreduce_init, alltoall_init, alltoallv_init, barrier_init,
-    bcast_init, exscan_init, gather_init, gatherv_init, neighbor_allgather_init,
-    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init, reduce_init,
-    reduce_scatter_block_init, reduce_scatter_init, scan_init, scatter_init, scatterv_init,
+    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
+    gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
+};
+#[cfg(heapmpi_mpi4_base)]
+pub use persist_v::{
+    allgatherv_init, alltoallv_init, gatherv_init, neighbor_allgather_init,
+    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init, reduce_scatter_init,
+    scatterv_init,
 };
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
-pub use vector::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};
+pub use vcalls::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
