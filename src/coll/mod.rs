@@ -59,10 +59,11 @@ pub use bcast::{bcast, scatter};
 pub use gather::{allgather, alltoall, gather};
 #[cfg(heapmpi_mpi4_base)]
 pub use nb::{
-    allgather_init, allgatherv_init, allreduce_init, alltoall_init, alltoallv_init, barrier_init,
-    bcast_init, exscan_init, gather_init, gatherv_init, neighbor_allgather_init,
-    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init, reduce_init,
-    reduce_scatter_block_init, reduce_scatter_init, scan_init, scatter_init, scatterv_init,
+    allgather_init, allgatherv_init, allreduce_init, alltoall_init, alltoallv_init, alltoallw_init,
+    barrier_init, bcast_init, exscan_init, gather_init, gatherv_init, neighbor_allgather_init,
+    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init,
+    neighbor_alltoallw_init, reduce_init, reduce_scatter_block_init, reduce_scatter_init,
+    scan_init, scatter_init, scatterv_init,
 };
 pub use nb::{
     iallgather, iallgatherv, iallreduce, ialltoall, ialltoallv, ialltoallw, ibarrier, ibcast,

@@ -8,7 +8,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request};
+use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request};
 
 use crate::coll;
 use crate::p2p::api;
@@ -88,6 +88,16 @@ c_exports! {
     fn MPI_Neighbor_alltoallv_init(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
         // SAFETY: the caller's arguments, forwarded.
         unsafe { coll::neighbor_alltoallv_init(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, req) }
+    }
+    /// `MPI_Alltoallw_init`.
+    fn MPI_Alltoallw_init(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, req) }
+    }
+    /// `MPI_Neighbor_alltoallw_init`.
+    fn MPI_Neighbor_alltoallw_init(sbuf: *const c_void, scounts: *const c_int, sdispls: *const MPI_Aint, stypes: *const MPI_Datatype, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const MPI_Aint, rtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { coll::neighbor_alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, req) }
     }
     /// `MPI_Neighbor_allgather_init`.
     fn MPI_Neighbor_allgather_init(sbuf: *const c_void, scount: c_int, sdt: MPI_Datatype, rbuf: *mut c_void, rcount: c_int, rdt: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, req: *mut MPI_Request) -> c_int {

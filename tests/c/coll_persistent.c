@@ -28,8 +28,10 @@
  *     Startall with new data (Exscan's result on rank 0 is undefined and
  *     not looked at).
  *  D. Neighbor_allgather_init (1 int) and Neighbor_alltoall_init (2 ints
- *     per block), Neighbor_allgatherv_init and Neighbor_alltoallv_init
- *     (the same blocks at reversed displacements with gaps) on a periodic
+ *     per block), Neighbor_allgatherv_init, Neighbor_alltoallv_init and
+ *     Neighbor_alltoallw_init (the same blocks at reversed displacements
+ *     with gaps; alltoallw's second receive block as a derived type freed
+ *     after the initialisation) on a periodic
  *     ring (MPI_Cart_create) and on a distributed graph where rank r sends
  *     to r+1 and r+2, started ROUNDS times by Startall with new data: the
  *     all-gathers' blocks checked against the sources' values, the
@@ -41,8 +43,10 @@
  *     displacements in reverse member order with gaps (guards checked):
  *     Gatherv_init and Scatterv_init at the last rank, Allgatherv_init,
  *     Alltoallv_init, Reduce_scatter_init (SUM, m + 1 ints to member m),
- *     started ROUNDS times by Startall with new data. Not under stock
- *     MPICH 4.0 (as A's gathers).
+ *     and Alltoallw_init of Alltoallv's blocks (byte displacements; the
+ *     blocks from odd members received as a derived type, a contiguous
+ *     int, freed after the initialisation), started ROUNDS times by
+ *     Startall with new data. Not under stock MPICH 4.0 (as A's gathers).
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
@@ -378,9 +382,9 @@ static void vforms(int rank, int size)
         rsc[m] = m + 1, rstot += m + 1;
     const int rsfirst = rank * (rank + 1) / 2;
     int gs[64], gr[4096], ss[4096], sr[64], as[64], ar[4096], ts[4096], tr[4096];
-    int rss[4096], rsr[64];
+    int rss[4096], rsr[64], tw[4096];
     CHECK(n <= 32, "E: at most 32 ranks, not %d", n);
-    MPI_Request q[5];
+    MPI_Request q[6];
     MPI_OK(MPI_Gatherv_init(gs, rank + 1, MPI_INT, gr, gc, gd, MPI_INT, root, MPI_COMM_WORLD,
                             MPI_INFO_NULL, &q[0]));
     MPI_OK(MPI_Scatterv_init(ss, sc, sd, MPI_INT, sr, rank + 2, MPI_INT, root, MPI_COMM_WORLD,
@@ -391,6 +395,20 @@ static void vforms(int rank, int size)
                               MPI_INFO_NULL, &q[3]));
     MPI_OK(MPI_Reduce_scatter_init(rss, rsr, rsc, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                                    MPI_INFO_NULL, &q[4]));
+    int *wsd = calloc((size_t)n, sizeof(int)), *wrd = calloc((size_t)n, sizeof(int));
+    MPI_Datatype *wst = calloc((size_t)n, sizeof(MPI_Datatype));
+    MPI_Datatype *wrt = calloc((size_t)n, sizeof(MPI_Datatype));
+    CHECK(wsd && wrd && wst && wrt, "calloc");
+    MPI_Datatype one_int;
+    MPI_OK(MPI_Type_contiguous(1, MPI_INT, &one_int));
+    MPI_OK(MPI_Type_commit(&one_int));
+    for (int m = 0; m < n; m++) {
+        wsd[m] = tsd[m] * (int)sizeof(int), wrd[m] = trd[m] * (int)sizeof(int);
+        wst[m] = MPI_INT, wrt[m] = m % 2 ? one_int : MPI_INT;
+    }
+    MPI_OK(MPI_Alltoallw_init(ts, tsc, wsd, wst, tw, trc, wrd, wrt, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &q[5]));
+    MPI_OK(MPI_Type_free(&one_int));
     int *arrs[11] = {gc, gd, sc, sd, ac, ad, tsc, tsd, trc, trd, rsc};
     int good = 0;
     uint64_t h = 0;
@@ -398,7 +416,7 @@ static void vforms(int rank, int size)
         for (int k = 0; k <= rank; k++)
             gs[k] = ev(round, rank, root, k), as[k] = ev(round, rank, 0, k);
         for (int i = 0; i < 4096; i++)
-            gr[i] = ss[i] = ar[i] = ts[i] = tr[i] = G;
+            gr[i] = ss[i] = ar[i] = ts[i] = tr[i] = tw[i] = G;
         for (int i = 0; i < 64; i++)
             sr[i] = rsr[i] = G;
         if (rank == root)
@@ -410,9 +428,9 @@ static void vforms(int rank, int size)
                 ts[tsd[m] + k] = ev(round, rank, m, k);
         for (int i = 0; i < rstot; i++)
             rss[i] = rank * 1000 + i + round;
-        MPI_OK(MPI_Startall(5, q));
-        MPI_OK(MPI_Waitall(5, q, MPI_STATUSES_IGNORE));
-        g_eligible += 5 * (size > 1);
+        MPI_OK(MPI_Startall(6, q));
+        MPI_OK(MPI_Waitall(6, q, MPI_STATUSES_IGNORE));
+        g_eligible += 6 * (size > 1);
         int ok = 1;
         if (rank == root) {
             int want[4096];
@@ -441,15 +459,18 @@ static void vforms(int rank, int size)
             ok &= rsr[j] == sum;
         }
         ok &= rsr[rank + 1] == G;
+        ok &= memcmp(tw, tr, (size_t)trat * sizeof(int)) == 0;
         CHECK(ok, "v forms round %d", round);
         good += ok;
         h = hash_bytes(h, tr, (size_t)trat * sizeof(int));
     }
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         MPI_OK(MPI_Request_free(&q[k]));
     for (int k = 0; k < 11; k++)
         free(arrs[k]);
-    out("E Gatherv_init, Scatterv_init, Allgatherv_init, Alltoallv_init, Reduce_scatter_init: "
+    free(wsd), free(wrd), free(wst), free(wrt);
+    out("E Gatherv_init, Scatterv_init, Allgatherv_init, Alltoallv_init, Reduce_scatter_init, "
+        "Alltoallw_init: "
         "%d of %d rounds right, checksum %016llx", good, ROUNDS, (unsigned long long)h);
 }
 
@@ -473,8 +494,14 @@ static void neighbours(int rank, int size)
         int ag_s = 0, ag_r[2], a2a_s[4], a2a_r[4], ref[4];
         /* The v forms: blocks in reverse order, a gap of one int. */
         int one[2] = {1, 1}, gvd[2] = {2, 0}, two[2] = {2, 2}, vsd[2] = {3, 0}, vrd[2] = {3, 0};
-        int gv_r[3], v_s[5], v_r[5], refv[5];
-        MPI_Request q[4];
+        int gv_r[3], v_s[5], v_r[5], refv[5], w_r[5];
+        MPI_Aint wsd[2] = {3 * sizeof(int), 0}, wrd[2] = {3 * sizeof(int), 0};
+        MPI_Datatype pair, wst[2] = {MPI_INT, MPI_INT}, wrt[2];
+        MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+        MPI_OK(MPI_Type_commit(&pair));
+        int wrc[2] = {2, 1};
+        wrt[0] = MPI_INT, wrt[1] = pair;
+        MPI_Request q[5];
         MPI_OK(MPI_Neighbor_allgather_init(&ag_s, 1, MPI_INT, ag_r, 1, MPI_INT, c, MPI_INFO_NULL,
                                            &q[0]));
         MPI_OK(MPI_Neighbor_alltoall_init(a2a_s, 2, MPI_INT, a2a_r, 2, MPI_INT, c, MPI_INFO_NULL,
@@ -483,6 +510,9 @@ static void neighbours(int rank, int size)
                                             MPI_INFO_NULL, &q[2]));
         MPI_OK(MPI_Neighbor_alltoallv_init(v_s, two, vsd, MPI_INT, v_r, two, vrd, MPI_INT, c,
                                            MPI_INFO_NULL, &q[3]));
+        MPI_OK(MPI_Neighbor_alltoallw_init(v_s, two, wsd, wst, w_r, wrc, wrd, wrt, c,
+                                           MPI_INFO_NULL, &q[4]));
+        MPI_OK(MPI_Type_free(&pair));
         int good = 0;
         uint64_t h = 0;
         for (int round = 1; round <= ROUNDS; round++) {
@@ -493,22 +523,23 @@ static void neighbours(int rank, int size)
             }
             ag_r[0] = ag_r[1] = -1;
             for (int k = 0; k < 5; k++)
-                v_r[k] = refv[k] = gv_r[k % 3] = -1;
+                v_r[k] = refv[k] = w_r[k] = gv_r[k % 3] = -1;
             /* v_s: block 0 (to the first destination) at 3, block 1 at 0. */
             v_s[3] = a2a_s[0], v_s[4] = a2a_s[1], v_s[0] = a2a_s[2], v_s[1] = a2a_s[3];
             v_s[2] = -5;
-            MPI_OK(MPI_Startall(4, q));
-            MPI_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+            MPI_OK(MPI_Startall(5, q));
+            MPI_OK(MPI_Waitall(5, q, MPI_STATUSES_IGNORE));
             MPI_Request r;
             MPI_OK(MPI_Ineighbor_alltoall(a2a_s, 2, MPI_INT, ref, 2, MPI_INT, c, &r));
             MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
             MPI_OK(MPI_Ineighbor_alltoallv(v_s, two, vsd, MPI_INT, refv, two, vrd, MPI_INT, c, &r));
             MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-            g_eligible += 6 * (size > 1); /* heapmpi leaves one member alone */
+            g_eligible += 7 * (size > 1); /* heapmpi leaves one member alone */
             int ok = memcmp(a2a_r, ref, sizeof ref) == 0;
             /* The v forms: the same blocks, reversed, the gaps untouched. */
             ok &= gv_r[2] == ag_r[0] && gv_r[0] == ag_r[1] && gv_r[1] == -1;
             ok &= memcmp(v_r, refv, sizeof v_r) == 0 && v_r[2] == -1;
+            ok &= memcmp(w_r, refv, sizeof w_r) == 0;
             for (int i = 0; i < 2; i++) /* block i of refv: from a source */
                 ok &= refv[vrd[i]] / 1000 == src[i] && refv[vrd[i] + 1] == refv[vrd[i]] + 1;
             for (int i = 0; i < 2; i++) {
@@ -521,10 +552,10 @@ static void neighbours(int rank, int size)
             h = hash_bytes(h, a2a_r, sizeof a2a_r);
             h = hash_bytes(h, v_r, sizeof v_r);
         }
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             MPI_OK(MPI_Request_free(&q[k]));
         MPI_OK(MPI_Comm_free(&c));
-        out("D %s: Neighbor_allgather(v)_init, Neighbor_alltoall(v)_init: %d of %d rounds right, "
+        out("D %s: Neighbor_allgather(v)_init, Neighbor_alltoall(v/w)_init: %d of %d rounds right, "
             "checksum %016llx", names[t], good, ROUNDS, (unsigned long long)h);
     }
 }

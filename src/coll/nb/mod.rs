@@ -69,9 +69,9 @@ pub use persist::{
 };
 #[cfg(heapmpi_mpi4_base)]
 pub use persist_v::{
-    allgatherv_init, alltoallv_init, gatherv_init, neighbor_allgather_init,
-    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init, reduce_scatter_init,
-    scatterv_init,
+    allgatherv_init, alltoallv_init, alltoallw_init, gatherv_init, neighbor_allgather_init,
+    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init,
+    neighbor_alltoallw_init, reduce_scatter_init, scatterv_init,
 };
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
 pub use vcalls::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};

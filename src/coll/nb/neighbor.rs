@@ -391,6 +391,69 @@ pub unsafe fn ineighbor_alltoallv(
     }
 }
 
+/// The operation of `MPI_Ineighbor_alltoallw`, or `None` for the real
+/// MPI.
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_alltoallw_op(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const ffi::MPI_Aint,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const ffi::MPI_Aint,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    if sbuf == in_place() {
+        return None;
+    }
+    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
+    // entries in each array, none read with degree 0.
+    unsafe {
+        plan(
+            comm,
+            Call::Alltoallv,
+            |outdeg| VBuf::new_w(sbuf, scounts, sdispls, stypes, outdeg),
+            |indeg| VBuf::new_w(rbuf, rcounts, rdispls, rtypes, indeg),
+        )
+    }
+}
+
+/// `MPI_Ineighbor_alltoallw`, its request new or a persistent one being
+/// started (`to`).
+///
+/// # Safety
+/// As `MPI_Ineighbor_alltoallw`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ineighbor_alltoallw_to(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const ffi::MPI_Aint,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const ffi::MPI_Aint,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = ineighbor_alltoallw_op(
+            sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+        );
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ineighbor_alltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
+            )
+        })
+    }
+}
+
 /// `MPI_Ineighbor_alltoallw`: a count and a datatype per block, byte
 /// displacements; each derived receive datatype is held.
 ///
@@ -409,25 +472,19 @@ pub unsafe fn ineighbor_alltoallw(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    let ok = sbuf != in_place();
-    // SAFETY: as `ineighbor_allgather`; MPI requires out-degree (in-degree)
-    // entries in each array, none read with degree 0.
-    let op = ok
-        .then(|| unsafe {
-            plan(
-                comm,
-                Call::Alltoallv,
-                |outdeg| VBuf::new_w(sbuf, scounts, sdispls, stypes, outdeg),
-                |indeg| VBuf::new_w(rbuf, rcounts, rdispls, rtypes, indeg),
-            )
-        })
-        .flatten();
-    // SAFETY: the caller's arguments; the real call forwards them.
+    // SAFETY: the caller's arguments.
     unsafe {
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ineighbor_alltoallw(
-                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
-            )
-        })
+        ineighbor_alltoallw_to(
+            sbuf,
+            scounts,
+            sdispls,
+            stypes,
+            rbuf,
+            rcounts,
+            rdispls,
+            rtypes,
+            comm,
+            To::New(request),
+        )
     }
 }

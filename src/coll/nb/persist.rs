@@ -39,10 +39,12 @@ use super::calls::{igather_to, iscatter_to};
 use super::neighbor::{ineighbor_allgather_to, ineighbor_alltoall_to, uniform};
 use super::neighbor::{ineighbor_allgatherv_op, ineighbor_allgatherv_to};
 use super::neighbor::{ineighbor_alltoallv_op, ineighbor_alltoallv_to};
-use super::persist_v::arrays;
+use super::neighbor::{ineighbor_alltoallw_op, ineighbor_alltoallw_to};
+use super::persist_v::{arrays, w_arrays};
 use super::reduce::{iallreduce_to, ifold_to, ireduce_scatter_op, ireduce_scatter_to};
 use super::reduce::{ireduce_to, reduction};
 use super::vcalls::{iallgatherv_op, iallgatherv_to, ialltoallv_op, ialltoallv_to};
+use super::vcalls::{ialltoallw_op, ialltoallw_to};
 use super::vcalls::{igatherv_op, igatherv_to, iscatterv_op, iscatterv_to};
 use super::{nb_node, Fold, How, Kind, To};
 use crate::comm::node::Node;
@@ -69,6 +71,8 @@ pub(super) const ALLTOALLV: u8 = 16;
 pub(super) const REDUCE_SCATTER: u8 = 17;
 pub(super) const NEIGHBOR_ALLGATHERV: u8 = 18;
 pub(super) const NEIGHBOR_ALLTOALLV: u8 = 19;
+pub(super) const ALLTOALLW: u8 = 20;
+pub(super) const NEIGHBOR_ALLTOALLW: u8 = 21;
 
 /// Registers the start of persistent collectives with the requests' layer.
 pub(super) fn start() {
@@ -107,7 +111,7 @@ fn types_used(a: &CollArgs) -> (bool, bool) {
 
 /// A duplicate of `t` if it is a derived datatype (`None`: predefined, or
 /// the duplicate failed, `Some(Err)`).
-fn dup_derived(t: ffi::MPI_Datatype) -> Option<Result<ffi::MPI_Datatype, ()>> {
+pub(super) fn dup_derived(t: ffi::MPI_Datatype) -> Option<Result<ffi::MPI_Datatype, ()>> {
     if crate::dt::layout(t)?.d.named {
         return None;
     }
@@ -129,7 +133,23 @@ fn dup_derived(t: ffi::MPI_Datatype) -> Option<Result<ffi::MPI_Datatype, ()>> {
 /// # Safety
 /// `a` holds the caller's arguments; `request` is its out-pointer.
 pub(super) unsafe fn init(
+    a: CollArgs,
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: per the contract.
+    unsafe { init_with(a, Vec::new(), request, real) }
+}
+
+/// [`init`] for arguments that already hold datatype duplicates of the
+/// caller's (`held`: the slot frees them, or this function if there is
+/// no slot).
+///
+/// # Safety
+/// As [`init`].
+pub(super) unsafe fn init_with(
     mut a: CollArgs,
+    mut held: Vec<ffi::MPI_Datatype>,
     request: *mut ffi::MPI_Request,
     real: impl FnOnce() -> c_int,
 ) -> c_int {
@@ -137,7 +157,6 @@ pub(super) unsafe fn init(
     // is dropped unstarted).
     if unsafe { would_queue(&a) } {
         let (s, r) = types_used(&a);
-        let mut held = Vec::new();
         let mut ok = true;
         for (used, t) in [(s, &mut a.sdt), (r, &mut a.rdt)] {
             if !used {
@@ -159,10 +178,10 @@ pub(super) unsafe fn init(
                 return 0;
             }
         }
-        for mut t in held {
-            // SAFETY: our duplicate, unused.
-            unsafe { ffi::PMPI_Type_free(&mut t) };
-        }
+    }
+    for mut t in held {
+        // SAFETY: our duplicate, unused.
+        unsafe { ffi::PMPI_Type_free(&mut t) };
     }
     to_real(real)
 }
@@ -632,6 +651,16 @@ unsafe fn plan(a: &CollArgs) -> Option<(&'static Node, Kind)> {
                 ialltoallv_op(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
             }
             REDUCE_SCATTER => ireduce_scatter_op(a.sbuf, a.rbuf, arrays(a)(2), a.sdt, a.op, a.comm),
+            ALLTOALLW => {
+                let w = w_arrays(a)?;
+                let (c, d, t) = (|k| w.counts(k), |k| w.displs_int(k), |k| w.types(k));
+                ialltoallw_op(a.sbuf, c(0), d(0), t(0), a.rbuf, c(1), d(1), t(1), a.comm)
+            }
+            NEIGHBOR_ALLTOALLW => {
+                let w = w_arrays(a)?;
+                let (c, d, t) = (|k| w.counts(k), |k| w.displs_aint(k), |k| w.types(k));
+                ineighbor_alltoallw_op(a.sbuf, c(0), d(0), t(0), a.rbuf, c(1), d(1), t(1), a.comm)
+            }
             NEIGHBOR_ALLGATHERV => {
                 let v = arrays(a);
                 ineighbor_allgatherv_op(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, a.comm)
@@ -754,6 +783,30 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
                 ialltoallv_to(a.sbuf, v(0), v(1), a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)
             }
             REDUCE_SCATTER => ireduce_scatter_to(a.sbuf, a.rbuf, arrays(&a)(2), a.sdt, a.op, c, to),
+            ALLTOALLW | NEIGHBOR_ALLTOALLW => {
+                let Some(w) = w_arrays(&a) else {
+                    return ffi::MPI_ERR_INTERN as c_int;
+                };
+                let (cn, t) = (|k| w.counts(k), |k| w.types(k));
+                if a.call == ALLTOALLW {
+                    let d = |k| w.displs_int(k);
+                    ialltoallw_to(a.sbuf, cn(0), d(0), t(0), a.rbuf, cn(1), d(1), t(1), c, to)
+                } else {
+                    let d = |k| w.displs_aint(k);
+                    ineighbor_alltoallw_to(
+                        a.sbuf,
+                        cn(0),
+                        d(0),
+                        t(0),
+                        a.rbuf,
+                        cn(1),
+                        d(1),
+                        t(1),
+                        c,
+                        to,
+                    )
+                }
+            }
             NEIGHBOR_ALLGATHERV => {
                 let v = arrays(&a);
                 ineighbor_allgatherv_to(a.sbuf, a.scount, a.sdt, a.rbuf, v(2), v(3), a.rdt, c, to)

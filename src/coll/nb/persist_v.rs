@@ -6,7 +6,9 @@
 //! forms with copies of their count and displacement arrays, made where
 //! they are significant and kept in the request (`CollArgs::arrays`,
 //! opaque to the requests' layer), which every start hands to the
-//! nonblocking call.
+//! nonblocking call; the `w` forms (`MPI_Alltoallw_init`,
+//! `Neighbor_alltoallw_init`) with copies of their datatype arrays too,
+//! each derived datatype replaced by a duplicate the request holds.
 
 use core::ffi::{c_int, c_void};
 
@@ -14,8 +16,9 @@ use mpi_sys as ffi;
 
 use super::super::{in_place, to_real};
 use super::persist::NEIGHBOR_ALLTOALLV;
-use super::persist::{args, blocks_args, init};
+use super::persist::{args, blocks_args, dup_derived, init, init_with};
 use super::persist::{ALLGATHERV, ALLTOALLV, GATHERV, REDUCE_SCATTER, SCATTERV};
+use super::persist::{ALLTOALLW, NEIGHBOR_ALLTOALLW};
 use super::persist::{NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV, NEIGHBOR_ALLTOALL};
 use crate::p2p::engine::CollArgs;
 
@@ -445,6 +448,250 @@ pub unsafe fn reduce_scatter_init(
             None,
             request,
             || ffi::PMPI_Reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, request),
+        )
+    }
+}
+
+/// The `w` forms' arrays, send then receive: counts, displacements (`int`
+/// for `Alltoallw`, `MPI_Aint` for `Neighbor_alltoallw`: the other pair
+/// is empty) and datatypes (derived ones replaced by the request's
+/// duplicates), copied at the initialisation.
+pub(super) struct WArrays {
+    counts: [Vec<c_int>; 2],
+    displs_int: [Vec<c_int>; 2],
+    displs_aint: [Vec<ffi::MPI_Aint>; 2],
+    types: [Vec<ffi::MPI_Datatype>; 2],
+}
+
+// SAFETY: the datatype handles are plain values (pointers in Open MPI's
+// bindings) that are only passed back to the MPI, by whichever thread
+// starts the request; nothing is read through them here.
+unsafe impl Send for WArrays {}
+// SAFETY: as above: shared references only copy the handles.
+unsafe impl Sync for WArrays {}
+
+/// `v` as a pointer (null when empty).
+fn ptr_of<T>(v: &[T]) -> *const T {
+    if v.is_empty() {
+        core::ptr::null()
+    } else {
+        v.as_ptr()
+    }
+}
+
+impl WArrays {
+    /// Counts `k` (0: send, 1: receive).
+    pub(super) fn counts(&self, k: usize) -> *const c_int {
+        ptr_of(&self.counts[k])
+    }
+
+    /// `int` displacements `k`.
+    pub(super) fn displs_int(&self, k: usize) -> *const c_int {
+        ptr_of(&self.displs_int[k])
+    }
+
+    /// `MPI_Aint` displacements `k`.
+    pub(super) fn displs_aint(&self, k: usize) -> *const ffi::MPI_Aint {
+        ptr_of(&self.displs_aint[k])
+    }
+
+    /// Datatypes `k`.
+    pub(super) fn types(&self, k: usize) -> *const ffi::MPI_Datatype {
+        ptr_of(&self.types[k])
+    }
+}
+
+/// The `w` arrays `a` holds, if any.
+pub(super) fn w_arrays(a: &CollArgs) -> Option<&WArrays> {
+    a.arrays.as_deref()?.downcast_ref::<WArrays>()
+}
+
+/// `len` entries at `p` (none when null).
+///
+/// # Safety
+/// A non-null `p` holds `len` entries.
+unsafe fn copy<T: Copy>(p: *const T, len: usize) -> Vec<T> {
+    if p.is_null() || len == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: per the contract.
+        unsafe { core::slice::from_raw_parts(p, len) }.to_vec()
+    }
+}
+
+/// The initialisation of a `w` form of `call`: copies of its arrays
+/// (`lens`: send and receive entries; displacements by `displs`), each
+/// derived datatype duplicated once, then [`init_with`].
+///
+/// # Safety
+/// As [`init`]; the arrays hold `lens` entries each.
+#[allow(clippy::too_many_arguments)]
+unsafe fn w_init(
+    call: u8,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    comm: ffi::MPI_Comm,
+    counts: [*const c_int; 2],
+    displs: impl FnOnce([usize; 2]) -> ([Vec<c_int>; 2], [Vec<ffi::MPI_Aint>; 2]),
+    types: [*const ffi::MPI_Datatype; 2],
+    lens: [usize; 2],
+    request: *mut ffi::MPI_Request,
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: per the contract.
+    let (counts, mut types) = unsafe {
+        (
+            [copy(counts[0], lens[0]), copy(counts[1], lens[1])],
+            [copy(types[0], lens[0]), copy(types[1], lens[1])],
+        )
+    };
+    let (displs_int, displs_aint) = displs(lens);
+    // One duplicate per derived datatype, however many blocks use it.
+    let mut dups: Vec<(ffi::MPI_Datatype, ffi::MPI_Datatype)> = Vec::new();
+    let mut ok = true;
+    for t in types.iter_mut().flatten() {
+        if let Some(&(_, d)) = dups.iter().find(|(orig, _)| orig == t) {
+            *t = d;
+            continue;
+        }
+        match dup_derived(*t) {
+            Some(Ok(d)) => {
+                dups.push((*t, d));
+                *t = d;
+            }
+            Some(Err(())) => ok = false,
+            None => {}
+        }
+    }
+    let held: Vec<_> = dups.into_iter().map(|(_, d)| d).collect();
+    if !ok {
+        for mut t in held {
+            // SAFETY: our duplicate, unused.
+            unsafe { ffi::PMPI_Type_free(&mut t) };
+        }
+        return to_real(real);
+    }
+    let mut a = args(call, comm);
+    a.sbuf = sbuf;
+    a.rbuf = rbuf;
+    a.arrays = Some(std::sync::Arc::new(WArrays {
+        counts,
+        displs_int,
+        displs_aint,
+        types,
+    }));
+    // SAFETY: per the contract.
+    unsafe { init_with(a, held, request, real) }
+}
+
+/// `MPI_Alltoallw_init`.
+///
+/// # Safety
+/// As `MPI_Alltoallw_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallw_init(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let real = || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe {
+            ffi::PMPI_Alltoallw_init(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, request,
+            )
+        }
+    };
+    let mut size = 0;
+    // SAFETY: an out-pointer; an invalid communicator fails here and the
+    // real initialisation reports it.
+    if unsafe { ffi::PMPI_Comm_size(comm, &mut size) } != 0 || size < 1 {
+        return to_real(real);
+    }
+    // The send arrays are not significant in place.
+    let n = size as usize;
+    let lens = [if sbuf == in_place() { 0 } else { n }, n];
+    // SAFETY: MPI requires n entries in each significant array.
+    let displs = |l: [usize; 2]| unsafe {
+        (
+            [copy(sdispls, l[0]), copy(rdispls, l[1])],
+            [Vec::new(), Vec::new()],
+        )
+    };
+    // SAFETY: as above.
+    unsafe {
+        w_init(
+            ALLTOALLW,
+            sbuf,
+            rbuf,
+            comm,
+            [scounts, rcounts],
+            displs,
+            [stypes, rtypes],
+            lens,
+            request,
+            real,
+        )
+    }
+}
+
+/// `MPI_Neighbor_alltoallw_init`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallw_init`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallw_init(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const ffi::MPI_Aint,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const ffi::MPI_Aint,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    info: ffi::MPI_Info,
+    request: *mut ffi::MPI_Request,
+) -> c_int {
+    let real = || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe {
+            ffi::PMPI_Neighbor_alltoallw_init(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, request,
+            )
+        }
+    };
+    let Some([o, _, i, _]) = degrees(comm) else {
+        return to_real(real);
+    };
+    // SAFETY: MPI requires out-degree (in-degree) entries in each array.
+    let displs = |l: [usize; 2]| unsafe {
+        (
+            [Vec::new(), Vec::new()],
+            [copy(sdispls, l[0]), copy(rdispls, l[1])],
+        )
+    };
+    // SAFETY: as above.
+    unsafe {
+        w_init(
+            NEIGHBOR_ALLTOALLW,
+            sbuf,
+            rbuf,
+            comm,
+            [scounts, rcounts],
+            displs,
+            [stypes, rtypes],
+            [o, i],
+            request,
+            real,
         )
     }
 }

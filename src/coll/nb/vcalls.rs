@@ -415,6 +415,79 @@ pub unsafe fn ialltoallv(
     }
 }
 
+/// The operation of `MPI_Ialltoallw` (each derived receive datatype held),
+/// or `None` for the real MPI.
+///
+/// # Safety
+/// As `MPI_Ialltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ialltoallw_op(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> Option<(&'static Node, Kind)> {
+    let node = nb_node(comm)?;
+    let (me, n) = (node.me, node.n);
+    // SAFETY: the caller's arguments (MPI requires n entries in each array,
+    // the send ones unless in place).
+    unsafe {
+        let recv = VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n)?;
+        let inplace = sbuf == in_place();
+        let send = if inplace {
+            None
+        } else {
+            Some(VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n)?)
+        };
+        // In place, the blocks we send are where we receive, and we
+        // overwrite them while the others read (staged).
+        let src = send.as_ref().unwrap_or(&recv);
+        let blocks: Vec<Option<Buf>> = (0..n).map(|m| Some(src.piece(m))).collect();
+        let mut held = Held::default();
+        let mut into = Vec::with_capacity(n);
+        for m in 0..n {
+            into.push((m, me, held.hold(recv.piece(m))?));
+        }
+        Some((node, vop(node, &blocks, inplace, into, held.take())))
+    }
+}
+
+/// `MPI_Ialltoallw`, its request new or a persistent one being started
+/// (`to`).
+///
+/// # Safety
+/// As `MPI_Ialltoallw`; `to` as `queue_or`'s.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ialltoallw_to(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const ffi::MPI_Datatype,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+    to: To,
+) -> c_int {
+    // SAFETY: the caller's arguments; the real call forwards them.
+    unsafe {
+        let op = ialltoallw_op(
+            sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+        );
+        queue_or(comm, op, to, |rq| {
+            ffi::PMPI_Ialltoallw(
+                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
+            )
+        })
+    }
+}
+
 /// `MPI_Ialltoallw`: a count and a datatype per block, byte
 /// displacements; each derived receive datatype is held.
 ///
@@ -433,33 +506,19 @@ pub unsafe fn ialltoallw(
     comm: ffi::MPI_Comm,
     request: *mut ffi::MPI_Request,
 ) -> c_int {
-    // SAFETY: the caller's arguments (MPI requires n entries in each
-    // array, the send ones unless in place); the real call forwards them.
+    // SAFETY: the caller's arguments.
     unsafe {
-        let op = nb_node(comm).and_then(|node| {
-            let (me, n) = (node.me, node.n);
-            let recv = VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n)?;
-            let inplace = sbuf == in_place();
-            let send = if inplace {
-                None
-            } else {
-                Some(VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n)?)
-            };
-            // In place, the blocks we send are where we receive, and we
-            // overwrite them while the others read (staged).
-            let src = send.as_ref().unwrap_or(&recv);
-            let blocks: Vec<Option<Buf>> = (0..n).map(|m| Some(src.piece(m))).collect();
-            let mut held = Held::default();
-            let mut into = Vec::with_capacity(n);
-            for m in 0..n {
-                into.push((m, me, held.hold(recv.piece(m))?));
-            }
-            Some((node, vop(node, &blocks, inplace, into, held.take())))
-        });
-        queue_or(comm, op, To::New(request), |rq| {
-            ffi::PMPI_Ialltoallw(
-                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, rq,
-            )
-        })
+        ialltoallw_to(
+            sbuf,
+            scounts,
+            sdispls,
+            stypes,
+            rbuf,
+            rcounts,
+            rdispls,
+            rtypes,
+            comm,
+            To::New(request),
+        )
     }
 }
