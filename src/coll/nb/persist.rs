@@ -183,6 +183,10 @@ pub(super) unsafe fn init_with(
         // SAFETY: our duplicate, unused.
         unsafe { ffi::PMPI_Type_free(&mut t) };
     }
+    if let Some(arr) = a.arrays {
+        // SAFETY: no request took them: ours to free, unread from now on.
+        unsafe { arr.free() };
+    }
     to_real(real)
 }
 

@@ -20,7 +20,7 @@ use super::persist::{args, blocks_args, dup_derived, init, init_with};
 use super::persist::{ALLGATHERV, ALLTOALLV, GATHERV, REDUCE_SCATTER, SCATTERV};
 use super::persist::{ALLTOALLW, NEIGHBOR_ALLTOALLW};
 use super::persist::{NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV, NEIGHBOR_ALLTOALL};
-use crate::p2p::engine::CollArgs;
+use crate::p2p::engine::{CollArgs, CollArrays};
 
 /// `MPI_Neighbor_allgather_init`.
 ///
@@ -114,7 +114,12 @@ impl Arrays {
 
 /// The arrays `a` holds (none: every pointer null).
 pub(super) fn arrays(a: &CollArgs) -> impl Fn(usize) -> *const c_int + '_ {
-    let arr = a.arrays.as_deref().and_then(|x| x.downcast_ref::<Arrays>());
+    // SAFETY: the arrays live as long as the request `a` belongs to,
+    // which its initialisation or start holds.
+    let arr = a
+        .arrays
+        .as_ref()
+        .and_then(|x| unsafe { x.get() }.downcast_ref::<Arrays>());
     move |k| arr.map_or(core::ptr::null(), |x| x.ptr(k))
 }
 
@@ -155,7 +160,7 @@ unsafe fn v_init(
             unsafe { core::slice::from_raw_parts(p, len) }.to_vec()
         }
     };
-    a.arrays = Some(std::sync::Arc::new(Arrays(given.map(copy))));
+    a.arrays = Some(CollArrays::new(Box::new(Arrays(given.map(copy)))));
     // SAFETY: per the contract.
     unsafe { init(a, request, real) }
 }
@@ -503,7 +508,8 @@ impl WArrays {
 
 /// The `w` arrays `a` holds, if any.
 pub(super) fn w_arrays(a: &CollArgs) -> Option<&WArrays> {
-    a.arrays.as_deref()?.downcast_ref::<WArrays>()
+    // SAFETY: as in `arrays`.
+    unsafe { a.arrays.as_ref()?.get() }.downcast_ref::<WArrays>()
 }
 
 /// `len` entries at `p` (none when null).
@@ -574,12 +580,12 @@ unsafe fn w_init(
     let mut a = args(call, comm);
     a.sbuf = sbuf;
     a.rbuf = rbuf;
-    a.arrays = Some(std::sync::Arc::new(WArrays {
+    a.arrays = Some(CollArrays::new(Box::new(WArrays {
         counts,
         displs_int,
         displs_aint,
         types,
-    }));
+    })));
     // SAFETY: per the contract.
     unsafe { init_with(a, held, request, real) }
 }

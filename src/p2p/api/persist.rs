@@ -175,7 +175,7 @@ pub(super) fn start_ours(e: &mut Engine, i: u32) -> c_int {
     let Some(r) = e.req(i as usize) else {
         return ffi::MPI_ERR_REQUEST as c_int;
     };
-    let (Some(p), State::Inactive) = (r.ext.persist.as_deref().cloned(), r.state) else {
+    let (Some(p), State::Inactive) = (r.ext.persist.as_deref().copied(), r.state) else {
         return ffi::MPI_ERR_REQUEST as c_int;
     };
     match p {
@@ -261,7 +261,7 @@ pub unsafe fn start(request: *mut ffi::MPI_Request) -> c_int {
     let coll = e
         .req(i as usize)
         .and_then(|r| match r.ext.persist.as_deref() {
-            Some(Persist::Coll(a)) if matches!(r.state, State::Inactive) => Some(a.clone()),
+            Some(Persist::Coll(a)) if matches!(r.state, State::Inactive) => Some(*a),
             _ => None,
         });
     if let (Some(a), Some(c), Some(f)) = (coll, comm, COLL_START.get()) {

@@ -103,7 +103,9 @@ impl table::Ext for ReqExt {
         self.persist.is_some()
     }
     fn clear(&mut self) {
-        self.persist = None;
+        if let Some(p) = self.persist.take() {
+            release_persist(*p);
+        }
         self.recv = None;
         self.peer = 0;
         self.companion = 0;
@@ -385,8 +387,8 @@ impl Engine {
             self.reqs.free_request(c - 1, may);
         }
         self.reqs.free_request(i, may);
-        if let Some(r) = self.reqs.get(i as usize) {
-            r.ext.persist = None;
+        if let Some(p) = self.reqs.get(i as usize).and_then(|r| r.ext.persist.take()) {
+            release_persist(*p);
         }
     }
 
