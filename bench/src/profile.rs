@@ -14,7 +14,10 @@
 //!
 //! In the `total` row `pct_mpi` is the MPI time as a share of the ranks' wall
 //! time and `heap_time_pct` the share of that MPI time served through the
-//! heap, both in percent: the two columns. Every file of the run directory
+//! heap, both in percent: the two columns. One more run passes every call
+//! to the real MPI ([`REAL_MPI`]) with the profile on: its `pct_mpi` is
+//! the stock transport's MPI share, from which the table's bound (the
+//! wall-time speedup if MPI took no time) follows. Every file of the run directory
 //! whose name starts with `heapmpi-profile` is read; a run without one shows
 //! `-`.
 
@@ -23,6 +26,14 @@ use std::path::Path;
 
 pub const VAR: &str = "HEAPMPI_PROFILE";
 pub const FILE: &str = "heapmpi-profile.csv";
+
+/// With these, heapmpi passes every call to the real MPI (and still
+/// profiles them): the stock transport's MPI share.
+pub const REAL_MPI: [(&str, &str); 3] = [
+    ("HEAPMPI_P2P", "0"),
+    ("HEAPMPI_COLL", "0"),
+    ("HEAPMPI_RMA", "0"),
+];
 
 /// What one run's profile says.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -1287,7 +1287,9 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
         out,
         "   speedup = stock / heapmpi for times, heapmpi / stock for rates (> 1: heapmpi faster);\n   \
          min-max = spread of the runs; same = the physics every heapmpi run printed {} stock's;\n   \
-         MPI share / accel share: HEAPMPI_PROFILE's total row (pct_mpi, heap_time_pct), from one extra heapmpi run (untimed: profiling costs ~0.1 us a call)",
+         MPI share: of stock's wall time, from one extra run with every call in the real MPI and HEAPMPI_PROFILE timing them;\n   \
+         accel share: of heapmpi's MPI time, the part served through the heap (one extra heapmpi run with HEAPMPI_PROFILE;\n   \
+         both untimed: profiling costs ~0.1 us a call); bound = 1 / (1 - MPI share): the wall-time speedup if MPI took no time",
         if ranks <= 2 {
             "is identical to"
         } else {
@@ -1303,7 +1305,7 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
     }
     let _ = writeln!(
         out,
-        "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11}",
+        "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11} {:>6}",
         "application",
         "metric",
         "unit",
@@ -1315,7 +1317,8 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
         "runs",
         "same",
         "MPI share",
-        "accel share"
+        "accel share",
+        "bound"
     );
     for a in &res.apps {
         if let Some(why) = &a.skipped {
@@ -1327,7 +1330,8 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
             );
             continue;
         }
-        let (mpi_share, accel) = a.shares();
+        let (_, accel) = a.shares();
+        let (mpi_share, bound) = (a.stock_mpi_share(), a.bound());
         for (i, m) in a.metrics.iter().enumerate() {
             let st = a.summary(&m.key, Variant::Stock);
             let hp = a.summary(&m.key, Variant::Heapmpi);
@@ -1339,7 +1343,7 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
             let _ =
                 writeln!(
                 out,
-                "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11}",
+                "{:<17} {:<33} {:<7} {:>10} {:>10} {:>8} {:>21} {:>21} {:>5} {:>4} {:>9} {:>11} {:>6}",
                 if i == 0 { a.title } else { "" },
                 m.title,
                 m.unit,
@@ -1357,12 +1361,17 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
                 if i == 0 { same(a) } else { "" },
                 if i == 0 { fmt_share(mpi_share) } else { String::new() },
                 if i == 0 { fmt_share(accel) } else { String::new() },
+                match bound {
+                    Some(b) if i == 0 => format!("{}x", fmt_ratio(b)),
+                    _ => String::new(),
+                },
             );
         }
         if a.metrics.is_empty() {
             let _ = writeln!(out, "{:<17} no run succeeded", a.title);
         }
     }
+    app_targets(out, res);
     // What ran, and the verdicts in words.
     for a in &res.apps {
         let _ = writeln!(out, "\n   {} ({}):", a.title, a.name);
@@ -1432,11 +1441,83 @@ fn apps(out: &mut String, res: &Results, opts: &Opts) {
     }
 }
 
+/// The application targets of issue 21, judged on the medians of this run
+/// (reported, never asserted): the geometric mean of the wall-time speedups
+/// at least 1.10x and one application at least 1.25x; each beside the same
+/// figure for the bounds, which say what the stock MPI share allows.
+fn app_targets(out: &mut String, res: &Results) {
+    let wall = |a: &AppResult| {
+        let m = a.metrics.first()?;
+        Some((a.speedup(m)?.0, a.bound()))
+    };
+    let ran: Vec<(&str, f64, Option<f64>)> = res
+        .apps
+        .iter()
+        .filter_map(|a| wall(a).map(|(s, b)| (a.title, s, b)))
+        .collect();
+    if ran.is_empty() {
+        return;
+    }
+    let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+    let speedups: Vec<f64> = ran.iter().map(|r| r.1).collect();
+    let bounds: Vec<f64> = ran.iter().filter_map(|r| r.2).collect();
+    let all_bounds = bounds.len() == ran.len();
+    let bound_note = |x: f64| {
+        if all_bounds {
+            format!("; the bounds allow {}x", fmt_ratio(x))
+        } else {
+            String::new()
+        }
+    };
+    let (gs, gb) = (geo(&speedups), geo(&bounds));
+    let best = ran
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("not empty");
+    let best_bound = ran
+        .iter()
+        .filter_map(|r| r.2.map(|b| (r.0, b)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let _ = writeln!(
+        out,
+        "\n   targets (wall time, medians of this run; bound: as above):"
+    );
+    print_targets(
+        out,
+        vec![
+            (
+                "geometric mean of the speedups >= 1.10x".into(),
+                Some(gs >= 1.10),
+                format!(
+                    "{}x over {} application(s){}",
+                    fmt_ratio(gs),
+                    ran.len(),
+                    bound_note(gb)
+                ),
+            ),
+            (
+                "one application >= 1.25x".into(),
+                Some(best.1 >= 1.25),
+                format!(
+                    "best {} {}x{}",
+                    best.0,
+                    fmt_ratio(best.1),
+                    best_bound.map_or(String::new(), |(t, b)| format!(
+                        "; the largest bound is {t}'s, {}x",
+                        fmt_ratio(b)
+                    ))
+                ),
+            ),
+        ],
+    );
+}
+
 fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
     let mut s = String::from(
         "app,title,metric,metric_title,unit,higher_is_better,mpi,ranks,stock_median,stock_min,\
          stock_max,stock_n,heapmpi_median,heapmpi_min,heapmpi_max,heapmpi_n,speedup,\
-         speedup_worst,speedup_best,physics_check,identical,mpi_share,accel_share,not_run\n",
+         speedup_worst,speedup_best,physics_check,identical,mpi_share,accel_share,stock_mpi_share,\
+         bound,not_run\n",
     );
     let mut raw = String::from("app,metric,unit,variant,rep,value\n");
     let q = |x: &str| format!("\"{}\"", x.replace('"', "\"\""));
@@ -1444,7 +1525,7 @@ fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
         if let Some(why) = &a.skipped {
             let _ = writeln!(
                 s,
-                "{},{},,,,,,{},,,,0,,,,0,,,,,,,,{}",
+                "{},{},,,,,,{},,,,0,,,,0,,,,,,,,,,{}",
                 a.name,
                 q(a.title),
                 a.ranks,
@@ -1468,7 +1549,7 @@ fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
                 .map_or(",,".into(), |(m, lo, hi)| format!("{m},{lo},{hi}"));
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
                 a.name,
                 q(a.title),
                 m.key,
@@ -1486,6 +1567,8 @@ fn write_apps_csv(res: &Results, out: &Path) -> io::Result<()> {
                     .map_or(String::new(), |v| v.ok.to_string()),
                 mpi_share.map_or(String::new(), |x| x.to_string()),
                 accel.map_or(String::new(), |x| x.to_string()),
+                a.stock_mpi_share().map_or(String::new(), |x| x.to_string()),
+                a.bound().map_or(String::new(), |x| x.to_string()),
             );
             for v in [Variant::Stock, Variant::Heapmpi] {
                 if let Some(vals) = a.values.get(&(m.key.clone(), v)) {
@@ -1598,6 +1681,63 @@ mod tests {
         let m = b.metrics[1];
         assert_eq!(m.key, "ibarrier_ovl");
         assert_eq!(stock_best(&res, &opts, b, &m, 0), Some((0.0, "openmpi")));
+    }
+
+    /// An application with wall times `stock`/`heap` (seconds, two runs
+    /// each) and a real-MPI profile giving stock's MPI share `share` (%).
+    fn app(title: &'static str, stock: f64, heap: f64, share: Option<f64>) -> AppResult {
+        let m = crate::app::AppMetric::new("wall", "wall time", "s", false);
+        let mut a = AppResult {
+            name: title,
+            title,
+            metrics: vec![m.clone()],
+            ..Default::default()
+        };
+        a.values
+            .insert((m.key.clone(), Variant::Stock), vec![stock, stock]);
+        a.values.insert((m.key, Variant::Heapmpi), vec![heap, heap]);
+        let csv = |pct: f64| format!("family,routine,pct_mpi,heap_time_pct\ntotal,all,{pct},0\n");
+        a.real_profiles
+            .extend(share.and_then(|x| crate::profile::parse(&[csv(x)])));
+        a
+    }
+
+    #[test]
+    fn app_targets_and_bounds() {
+        let opts = Opts::parse(&["--apps-only".into()]).unwrap();
+        let mut res = Results::default();
+        // speedups 1.21x and 1.0x: geometric mean 1.10x; bounds 1/(1-0.5)
+        // and 1/(1-0.2)
+        res.apps.push(app("Fast", 1.21, 1.0, Some(50.0)));
+        res.apps.push(app("Flat", 1.0, 1.0, Some(20.0)));
+        assert_eq!(res.apps[0].bound(), Some(2.0));
+        let t = text(&opts, &res, &[]);
+        let line = |s: &str| {
+            t.lines()
+                .find(|l| l.contains(s))
+                .unwrap_or_else(|| panic!("no line '{s}' in:\n{t}"))
+                .to_string()
+        };
+        let geo = line("geometric mean of the speedups");
+        assert!(geo.contains("met") && geo.contains("1.10x over 2"), "{geo}");
+        // sqrt(2.0 * 1.25) = 1.58
+        assert!(geo.contains("the bounds allow 1.58x"), "{geo}");
+        let one = line("one application >= 1.25x");
+        assert!(
+            one.contains("MISSED") && one.contains("best Fast 1.21x"),
+            "{one}"
+        );
+        assert!(one.contains("Fast's, 2.00x"), "{one}");
+        assert!(line("Flat ").contains("1.25x"), "the bound column");
+        // no real-MPI profile: no bound, and the mean says nothing of them
+        res.apps.push(app("Unprofiled", 1.0, 1.0, None));
+        assert_eq!(res.apps[2].bound(), None);
+        let t = text(&opts, &res, &[]);
+        let geo = t.lines().find(|l| l.contains("geometric mean")).unwrap();
+        assert!(
+            geo.contains("MISSED") && !geo.contains("bounds allow"),
+            "{geo}"
+        );
     }
 
     #[test]

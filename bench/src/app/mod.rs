@@ -128,7 +128,7 @@ pub struct AppMetric {
 }
 
 impl AppMetric {
-    fn new(key: &str, title: &str, unit: &str, higher_is_better: bool) -> AppMetric {
+    pub(crate) fn new(key: &str, title: &str, unit: &str, higher_is_better: bool) -> AppMetric {
         AppMetric {
             key: key.into(),
             title: title.into(),
@@ -182,6 +182,9 @@ pub struct AppResult {
     pub failures: Vec<String>,
     /// HEAPMPI_PROFILE of the heapmpi runs that wrote one
     pub profiles: Vec<profile::Shares>,
+    /// HEAPMPI_PROFILE of the runs that passed every call to the real MPI
+    /// (the stock transport, timed by heapmpi's profiler)
+    pub real_profiles: Vec<profile::Shares>,
     /// how to run one heapmpi run again by hand
     pub repro: Option<String>,
     pub dir: PathBuf,
@@ -219,11 +222,26 @@ impl AppResult {
     /// Mean MPI share and accelerated share over the heapmpi runs that
     /// wrote a HEAPMPI_PROFILE file.
     pub fn shares(&self) -> (Option<f64>, Option<f64>) {
-        let mean = |f: &dyn Fn(&profile::Shares) -> Option<f64>| {
-            let v: Vec<f64> = self.profiles.iter().filter_map(f).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-        };
-        (mean(&|p| p.mpi_share), mean(&|p| p.accel_share))
+        (
+            mean_of(&self.profiles, |p| p.mpi_share),
+            mean_of(&self.profiles, |p| p.accel_share),
+        )
+    }
+
+    /// The MPI share of the wall time with every call in the real MPI (the
+    /// stock transport), from the profiled run that passed them all there.
+    pub fn stock_mpi_share(&self) -> Option<f64> {
+        mean_of(&self.real_profiles, |p| p.mpi_share)
+    }
+
+    /// The largest wall-time speedup any transport could give: stock's wall
+    /// time with its MPI time taken out (Amdahl's bound, 1 / (1 - share)).
+    /// Time a rank spends waiting for a slower one counts as MPI time, so
+    /// the real ceiling is lower still.
+    pub fn bound(&self) -> Option<f64> {
+        self.stock_mpi_share()
+            .filter(|s| (0.0..1.0).contains(s))
+            .map(|s| 1.0 / (1.0 - s))
     }
 
     fn metric(&mut self, m: &AppMetric) {
@@ -231,6 +249,12 @@ impl AppResult {
             self.metrics.push(m.clone());
         }
     }
+}
+
+/// The mean of `f` over the profiles that have it.
+fn mean_of(p: &[profile::Shares], f: impl Fn(&profile::Shares) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = p.iter().filter_map(f).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// What one run printed: the physics to compare and the figures.
@@ -455,23 +479,30 @@ fn run(
     let mut physics: Vec<(String, Variant, Vec<String>)> = vec![];
     // (run, command that repeats it)
     let mut repros: Vec<(String, String)> = vec![];
-    // The timed repetitions, then one more heapmpi run with HEAPMPI_PROFILE
-    // for the MPI and accelerated shares: profiling reads the clock twice
-    // per MPI call (about 0.1 us a call), which would count against
-    // heapmpi in every timed figure (HPCC's 8-byte ring latency read
-    // 0.69 us against 0.36 when the timed runs were profiled). Its physics
-    // is compared like every other run's.
+    // The timed repetitions, then two more runs with HEAPMPI_PROFILE: one
+    // under heapmpi (its MPI and accelerated shares) and one with heapmpi
+    // passing every call to the real MPI (`HEAPMPI_P2P=0 HEAPMPI_COLL=0
+    // HEAPMPI_RMA=0`: the stock transport timed by the same profiler, so
+    // stock's MPI share and the bound it sets). Profiling reads the clock
+    // twice per MPI call (about 0.1 us a call), which would count against
+    // heapmpi in every timed figure (HPCC's 8-byte ring latency read 0.69
+    // us against 0.36 when the timed runs were profiled). Their physics is
+    // compared like every other heapmpi run's.
     for rep in 0..=opts.app_reps {
         let profiled = rep == opts.app_reps;
         let order: &[Variant] = if profiled {
-            &[Variant::Heapmpi]
+            &[Variant::Heapmpi, Variant::Heapmpi]
         } else if rep % 2 == 0 {
             &[Variant::Stock, Variant::Heapmpi]
         } else {
             &[Variant::Heapmpi, Variant::Stock]
         };
-        for &v in order {
-            let name = if profiled {
+        for (k, &v) in order.iter().enumerate() {
+            // The second profiled run passes everything to the real MPI.
+            let real = profiled && k == 1;
+            let name = if real {
+                format!("{}-real-profile", spec.name)
+            } else if profiled {
                 format!("{}-{}-profile", spec.name, v.name())
             } else {
                 format!("{}-{}-r{}", spec.name, v.name(), rep + 1)
@@ -498,9 +529,14 @@ fn run(
                 if profiled {
                     env.push(profile::env(&wd));
                 }
+                if real {
+                    env.extend(profile::REAL_MPI.iter().map(|&(k, v)| (k.into(), v.into())));
+                }
                 repros.push((name.clone(), repro(runner, &mpi, ranks, &p, &wd, &env)));
             }
-            let rep_label = if profiled {
+            let rep_label = if real {
+                "profile, real MPI".to_string()
+            } else if profiled {
                 "profile".to_string()
             } else {
                 format!("rep {}/{}", rep + 1, opts.app_reps)
@@ -549,7 +585,11 @@ fn run(
             };
             if profiled {
                 if let Some(sh) = profile::read(&wd) {
-                    r.profiles.push(sh);
+                    if real {
+                        r.real_profiles.push(sh);
+                    } else {
+                        r.profiles.push(sh);
+                    }
                 }
             } else {
                 r.values
