@@ -45,20 +45,6 @@ pub(super) unsafe fn queue_or(
     }
 }
 
-/// `MPI_Ibarrier`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Ibarrier`; `to` as [`queue_or`]'s.
-pub(super) unsafe fn ibarrier_to(comm: ffi::MPI_Comm, to: To) -> c_int {
-    let queued = nb_node(comm).map(|node| (node, Kind::Barrier));
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        queue_or(comm, queued, to, |request| {
-            ffi::PMPI_Ibarrier(comm, request)
-        })
-    }
-}
-
 /// The broadcast: checks and the operation, or `None` for the real MPI.
 ///
 /// # Safety
@@ -94,29 +80,6 @@ pub(super) unsafe fn bcast(
         };
         Some((node, kind))
     })
-}
-
-/// `MPI_Ibcast`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Ibcast`; `to` as [`queue_or`]'s.
-pub(super) unsafe fn ibcast_to(
-    buf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(count as i64, dt);
-    // SAFETY: the caller's buffer.
-    let queued = unsafe { bcast(buf, count, dt, root, comm) };
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        queue_or(comm, queued, to, |request| {
-            ffi::PMPI_Ibcast(buf, count, dt, root, comm, request)
-        })
-    }
 }
 
 /// A duplicate of `dt`, or `None`.
@@ -292,274 +255,80 @@ pub(super) unsafe fn blocks(
     Some((node, kind))
 }
 
-/// `MPI_Igather`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Igather`; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn igather_to(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Gather,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            Some(root),
-        );
-        queue_or(comm, op, to, |request| {
-            ffi::PMPI_Igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-        })
-    }
+// The entry points.
+
+nb_entry! {
+    "MPI_Ibarrier": ibarrier / ibarrier_to(comm: ffi::MPI_Comm) on comm;
+    plan = nb_node(comm).map(|node| (node, Kind::Barrier));
+    real = ffi::PMPI_Ibarrier;
 }
 
-/// `MPI_Iallgather`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Iallgather`; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn iallgather_to(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Gather,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            None,
-        );
-        queue_or(comm, op, to, |request| {
-            ffi::PMPI_Iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
-        })
-    }
+nb_entry! {
+    "MPI_Ibcast": ibcast / ibcast_to(
+        buf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = bcast(buf, count, dt, root, comm);
+    real = ffi::PMPI_Ibcast;
 }
 
-/// `MPI_Ialltoall`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Ialltoall`; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn ialltoall_to(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(scount as i64, sdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Alltoall,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            None,
-        );
-        queue_or(comm, op, to, |request| {
-            ffi::PMPI_Ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request)
-        })
-    }
+nb_entry! {
+    "MPI_Igather": igather / igather_to(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(scount, sdt);
+    plan = blocks(How::Gather, comm, sbuf, scount, sdt, rbuf, rcount, rdt, Some(root));
+    real = ffi::PMPI_Igather;
 }
 
-/// `MPI_Iscatter`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Iscatter`; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn iscatter_to(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(rcount as i64, rdt);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let op = blocks(
-            How::Scatter,
-            comm,
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            Some(root),
-        );
-        queue_or(comm, op, to, |request| {
-            ffi::PMPI_Iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request)
-        })
-    }
+nb_entry! {
+    "MPI_Iallgather": iallgather / iallgather_to(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(scount, sdt);
+    plan = blocks(How::Gather, comm, sbuf, scount, sdt, rbuf, rcount, rdt, None);
+    real = ffi::PMPI_Iallgather;
 }
 
-// The entry points: each call's request is new, written to its
-// out-pointer.
-
-/// `MPI_Ibarrier`.
-///
-/// # Safety
-/// As `MPI_Ibarrier`.
-pub unsafe fn ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { ibarrier_to(comm, To::New(request)) }
+nb_entry! {
+    "MPI_Ialltoall": ialltoall / ialltoall_to(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(scount, sdt);
+    plan = blocks(How::Alltoall, comm, sbuf, scount, sdt, rbuf, rcount, rdt, None);
+    real = ffi::PMPI_Ialltoall;
 }
 
-/// `MPI_Ibcast`.
-///
-/// # Safety
-/// As `MPI_Ibcast`.
-pub unsafe fn ibcast(
-    buf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { ibcast_to(buf, count, dt, root, comm, To::New(request)) }
-}
-
-/// `MPI_Igather`.
-///
-/// # Safety
-/// As `MPI_Igather`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn igather(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        igather_to(
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            root,
-            comm,
-            To::New(request),
-        )
-    }
-}
-
-/// `MPI_Iallgather`.
-///
-/// # Safety
-/// As `MPI_Iallgather`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgather(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { iallgather_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
-}
-
-/// `MPI_Ialltoall`.
-///
-/// # Safety
-/// As `MPI_Ialltoall`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoall(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { ialltoall_to(sbuf, scount, sdt, rbuf, rcount, rdt, comm, To::New(request)) }
-}
-
-/// `MPI_Iscatter`.
-///
-/// # Safety
-/// As `MPI_Iscatter`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn iscatter(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        iscatter_to(
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            root,
-            comm,
-            To::New(request),
-        )
-    }
+nb_entry! {
+    "MPI_Iscatter": iscatter / iscatter_to(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(rcount, rdt);
+    plan = blocks(How::Scatter, comm, sbuf, scount, sdt, rbuf, rcount, rdt, Some(root));
+    real = ffi::PMPI_Iscatter;
 }

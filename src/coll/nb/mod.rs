@@ -46,6 +46,96 @@
 //! `MPI_COMM_WORLD` (`coll::prepare`), or else its first blocking
 //! collective; until then its calls go to the real MPI.
 
+/// Writes the two entry points of a nonblocking collective from its MPI
+/// signature, once:
+/// - `$to`: plans the operation (`plan`, an `Option<(&Node, Kind)>`:
+///   `None` for the real MPI) and queues it under a new request or a
+///   persistent one being started (`to`), or makes the real call (`real`,
+///   with the same arguments and the request) — see [`calls::queue_or`];
+///   the persistent forms start through it;
+/// - `$name`: the routine itself, whose request is new (documented by
+///   the doc comment before the routine's name, if any).
+///
+/// The plan is either an expression (`plan = ...;`) or a function of the
+/// routine's arguments written in place (`op = name { ... }`).
+///
+/// `data` names what `HEAPMPI_PROFILE` counts (elements, datatype) where
+/// the entry knows it; a plan that learns it later records it itself.
+/// `plan` runs inside the `unsafe` block that holds the entry's contract
+/// (the MPI routine's: valid handles, buffers and arrays as the standard
+/// describes them), so it writes no `unsafe` of its own.
+macro_rules! nb_entry {
+    // `op = name { body }`: the plan is a function of the same arguments,
+    // written here once (`name`, also what a persistent form's
+    // initialisation asks).
+    (
+        $(#[doc = $doc:literal])*
+        $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
+        $(, data($count:expr, $dt:expr))?;
+        op = $op:ident $body:block
+        real = $real:path;
+    ) => {
+        #[doc = concat!("The operation of `", $mpi, "`, or `None` for the real MPI.")]
+        ///
+        /// # Safety
+        #[doc = concat!("As `", $mpi, "`.")]
+        #[allow(clippy::too_many_arguments)]
+        pub(super) unsafe fn $op(
+            $($arg: $ty,)*
+        ) -> Option<(&'static $crate::comm::node::Node, $crate::coll::nb::Kind)> $body
+
+        nb_entry! {
+            $(#[doc = $doc])*
+            $mpi: $name / $to($($arg: $ty),*) on $comm $(, data($count, $dt))?;
+            plan = $op($($arg),*);
+            real = $real;
+        }
+    };
+    (
+        $(#[doc = $doc:literal])*
+        $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
+        $(, data($count:expr, $dt:expr))?;
+        plan = $plan:expr;
+        real = $real:path;
+    ) => {
+        #[doc = concat!("`", $mpi, "`, its request new or a persistent one being started (`to`).")]
+        ///
+        /// # Safety
+        #[doc = concat!("As `", $mpi, "`; `to` as `queue_or`'s.")]
+        #[allow(clippy::too_many_arguments)]
+        pub(super) unsafe fn $to(
+            $($arg: $ty,)*
+            to: $crate::coll::nb::To,
+        ) -> core::ffi::c_int {
+            $(crate::profile::data($count as i64, $dt);)?
+            // SAFETY: the caller's arguments, as the MPI routine's contract
+            // has them (the plan reads them; the real call forwards them
+            // unchanged).
+            unsafe {
+                let planned: Option<(&'static $crate::comm::node::Node, $crate::coll::nb::Kind)> =
+                    $plan;
+                $crate::coll::nb::calls::queue_or($comm, planned, to, |request| {
+                    $real($($arg,)* request)
+                })
+            }
+        }
+
+        #[doc = concat!("`", $mpi, "`.")]
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        #[doc = concat!("As `", $mpi, "`.")]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $name(
+            $($arg: $ty,)*
+            request: *mut mpi_sys::MPI_Request,
+        ) -> core::ffi::c_int {
+            // SAFETY: the caller's arguments.
+            unsafe { $to($($arg,)* $crate::coll::nb::To::New(request)) }
+        }
+    };
+}
+
 mod calls;
 mod large;
 mod neighbor;

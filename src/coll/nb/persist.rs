@@ -41,7 +41,8 @@ use super::neighbor::{ineighbor_allgatherv_op, ineighbor_allgatherv_to};
 use super::neighbor::{ineighbor_alltoallv_op, ineighbor_alltoallv_to};
 use super::neighbor::{ineighbor_alltoallw_op, ineighbor_alltoallw_to};
 use super::persist_v::{arrays, w_arrays};
-use super::reduce::{iallreduce_to, ifold_to, ireduce_scatter_op, ireduce_scatter_to};
+use super::reduce::{iallreduce_to, iexscan_to, ireduce_scatter_block_to, iscan_to};
+use super::reduce::{ireduce_scatter_op, ireduce_scatter_to};
 use super::reduce::{ireduce_to, reduction};
 use super::vcalls::{iallgatherv_op, iallgatherv_to, ialltoallv_op, ialltoallv_to};
 use super::vcalls::{ialltoallw_op, ialltoallw_to};
@@ -740,10 +741,10 @@ pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
             SCATTER => iscatter_to(
                 a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, a.root, c, to,
             ),
-            SCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Scan, to),
-            EXSCAN => ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Exscan, to),
+            SCAN => iscan_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, to),
+            EXSCAN => iexscan_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, to),
             REDUCE_SCATTER_BLOCK => {
-                ifold_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, Fold::Block, to)
+                ireduce_scatter_block_to(a.sbuf, a.rbuf, a.scount, a.sdt, a.op, c, to)
             }
             NEIGHBOR_ALLGATHER => {
                 ineighbor_allgather_to(a.sbuf, a.scount, a.sdt, a.rbuf, a.rcount, a.rdt, c, to)

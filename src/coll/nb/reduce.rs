@@ -12,8 +12,7 @@ use mpi_sys as ffi;
 
 use super::super::op::Reducer;
 use super::super::{in_place, rank_ok};
-use super::calls::queue_or;
-use super::{nb_node, Fold, Kind, To};
+use super::{nb_node, Fold, Kind};
 use crate::comm::node::Node;
 use crate::dt;
 
@@ -81,277 +80,110 @@ pub(super) fn reduction(
     (bytes <= node.inline_max || super::large::takes(node, &kind)).then_some((node, kind))
 }
 
-/// `MPI_Ireduce`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Ireduce`; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn ireduce_to(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(count as i64, dt);
-    let queued = reduction(comm, sbuf, rbuf, count, dt, op, Some(root), Fold::All);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        queue_or(comm, queued, to, |request| {
-            ffi::PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, request)
-        })
-    }
+// The entry points.
+
+nb_entry! {
+    "MPI_Ireduce": ireduce / ireduce_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = reduction(comm, sbuf, rbuf, count, dt, op, Some(root), Fold::All);
+    real = ffi::PMPI_Ireduce;
 }
 
-/// `MPI_Iallreduce`, its request new or a persistent one being started (`to`).
-///
-/// # Safety
-/// As `MPI_Iallreduce`; `to` as [`queue_or`]'s.
-pub(super) unsafe fn iallreduce_to(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    crate::profile::data(count as i64, dt);
-    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::All);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        queue_or(comm, queued, to, |request| {
-            ffi::PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request)
-        })
-    }
+nb_entry! {
+    "MPI_Iallreduce": iallreduce / iallreduce_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::All);
+    real = ffi::PMPI_Iallreduce;
 }
 
-/// `MPI_Iscan`, `MPI_Iexscan` (`fold` `Scan`, `Exscan`) and
-/// `MPI_Ireduce_scatter_block` (`Block`, `count` per block).
-///
-/// # Safety
-/// As those calls; `to` as [`queue_or`]'s.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn ifold_to(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    fold: Fold,
-    to: To,
-) -> c_int {
-    crate::profile::data(count as i64, dt);
-    let queued = reduction(comm, sbuf, rbuf, count, dt, op, None, fold);
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        queue_or(comm, queued, to, |request| match fold {
-            Fold::Scan => ffi::PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, request),
-            Fold::Exscan => ffi::PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, request),
-            _ => ffi::PMPI_Ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, request),
-        })
-    }
+nb_entry! {
+    "MPI_Iscan": iscan / iscan_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Scan);
+    real = ffi::PMPI_Iscan;
 }
 
-/// `MPI_Ireduce`.
-///
-/// # Safety
-/// As `MPI_Ireduce`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ireduce(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { ireduce_to(sbuf, rbuf, count, dt, op, root, comm, To::New(request)) }
+nb_entry! {
+    "MPI_Iexscan": iexscan / iexscan_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Exscan);
+    real = ffi::PMPI_Iexscan;
 }
 
-/// `MPI_Iallreduce`.
-///
-/// # Safety
-/// As `MPI_Iallreduce`.
-pub unsafe fn iallreduce(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { iallreduce_to(sbuf, rbuf, count, dt, op, comm, To::New(request)) }
+nb_entry! {
+    "MPI_Ireduce_scatter_block": ireduce_scatter_block / ireduce_scatter_block_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) on comm, data(count, dt);
+    plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Block);
+    real = ffi::PMPI_Ireduce_scatter_block;
 }
 
-/// `MPI_Iscan`.
-///
-/// # Safety
-/// As `MPI_Iscan`.
-pub unsafe fn iscan(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        ifold_to(
+nb_entry! {
+    /// The reduction of every member's `sum(counts)` elements (`counts`:
+    /// one per member), of which member `r` receives `counts[r]`, starting
+    /// after those of the members before it (`Fold::Part`); on bad counts
+    /// (negative, or a sum beyond memory) every member calls the real MPI,
+    /// whose error handler reports what is wrong.
+    "MPI_Ireduce_scatter": ireduce_scatter / ireduce_scatter_to(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        counts: *const c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) on comm;
+    op = ireduce_scatter_op {
+        let node = nb_node(comm)?;
+        if counts.is_null() {
+            return None;
+        }
+        // SAFETY: the caller's array of one count per member (`node.n` is the
+        // communicator's size).
+        let counts = unsafe { core::slice::from_raw_parts(counts, node.n) };
+        let (first, total) = part_of(counts, node.me)?;
+        crate::profile::data(counts[node.me] as i64, dt);
+        reduction(
+            comm,
             sbuf,
             rbuf,
-            count,
+            counts[node.me],
             dt,
             op,
-            comm,
-            Fold::Scan,
-            To::New(request),
+            None,
+            Fold::Part { first, total },
         )
     }
-}
-
-/// `MPI_Iexscan`.
-///
-/// # Safety
-/// As `MPI_Iexscan`.
-pub unsafe fn iexscan(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        ifold_to(
-            sbuf,
-            rbuf,
-            count,
-            dt,
-            op,
-            comm,
-            Fold::Exscan,
-            To::New(request),
-        )
-    }
-}
-
-/// `MPI_Ireduce_scatter_block`.
-///
-/// # Safety
-/// As `MPI_Ireduce_scatter_block`.
-pub unsafe fn ireduce_scatter_block(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        ifold_to(
-            sbuf,
-            rbuf,
-            count,
-            dt,
-            op,
-            comm,
-            Fold::Block,
-            To::New(request),
-        )
-    }
-}
-
-/// `MPI_Ireduce_scatter`: the reduction of every member's `sum(counts)`
-/// elements, of which member `r` receives `counts[r]`, starting after
-/// those of the members before it (`Fold::Part`); on bad counts (negative,
-/// or a sum beyond memory) every member calls the real MPI, whose error
-/// handler reports what is wrong.
-///
-/// # Safety
-/// As `MPI_Ireduce_scatter`: `counts` holds one count per member.
-pub unsafe fn ireduce_scatter(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    counts: *const c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { ireduce_scatter_to(sbuf, rbuf, counts, dt, op, comm, To::New(request)) }
-}
-
-/// `MPI_Ireduce_scatter`, its request new or a persistent one being
-/// started (`to`).
-///
-/// # Safety
-/// As `MPI_Ireduce_scatter`; `to` as `queue_or`'s.
-pub(super) unsafe fn ireduce_scatter_to(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    counts: *const c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    to: To,
-) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them unchanged.
-    unsafe {
-        let queued = ireduce_scatter_op(sbuf, rbuf, counts, dt, op, comm);
-        queue_or(comm, queued, to, |request| {
-            ffi::PMPI_Ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, request)
-        })
-    }
-}
-
-/// The operation of `MPI_Ireduce_scatter`, or `None` for the real MPI.
-///
-/// # Safety
-/// As `MPI_Ireduce_scatter`.
-pub(super) unsafe fn ireduce_scatter_op(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    counts: *const c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-) -> Option<(&'static Node, Kind)> {
-    let node = nb_node(comm)?;
-    if counts.is_null() {
-        return None;
-    }
-    // SAFETY: the caller's array of one count per member (`node.n` is the
-    // communicator's size).
-    let counts = unsafe { core::slice::from_raw_parts(counts, node.n) };
-    let (first, total) = part_of(counts, node.me)?;
-    crate::profile::data(counts[node.me] as i64, dt);
-    reduction(
-        comm,
-        sbuf,
-        rbuf,
-        counts[node.me],
-        dt,
-        op,
-        None,
-        Fold::Part { first, total },
-    )
+    real = ffi::PMPI_Ireduce_scatter;
 }
 
 /// Member `me`'s first element and the total of `counts` (one per
