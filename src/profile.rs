@@ -19,8 +19,10 @@
 //! times the size of its datatype): a send's message, a receive's buffer
 //! (its capacity), a collective's own contribution (its send count; the
 //! receive count of `MPI_Bcast`, `MPI_Scatter(v)` and
-//! `MPI_Reduce_scatter_block`; none for the other `v` forms), the origin
-//! buffer of one-sided communication.
+//! `MPI_Reduce_scatter_block`; the sum of its send counts for the
+//! all-to-all `v` and `w` forms, neighbourhood ones included, counted
+//! once the call has succeeded), the origin buffer of one-sided
+//! communication.
 //!
 //! `HEAPMPI_PROFILE=1` prints the table on rank 0's stderr; any other value
 //! that is not an "off" word names a file that also gets it as CSV.
@@ -215,6 +217,59 @@ fn data_slow(count: i64, dt: ffi::MPI_Datatype) {
         return;
     };
     let b = count.max(0) as u64 * d.size as u64;
+    ROUTE.with(|r| {
+        let (h, _) = r.get();
+        r.set((h, b));
+    });
+}
+
+/// [`data`] for the `v` forms whose arrays give one count per peer: the
+/// sum of `counts[0..n]` elements of `dt`. Called after the call succeeded
+/// (so the arrays and handles were valid), with `n` the peers the arrays
+/// cover.
+///
+/// # Safety
+/// `counts` holds `n` counts.
+#[inline]
+pub unsafe fn data_v(n: usize, counts: *const core::ffi::c_int, dt: ffi::MPI_Datatype) {
+    if on() {
+        // SAFETY: per the contract.
+        unsafe { data_many(n, counts, |_| dt) }
+    }
+}
+
+/// [`data_v`] for the `w` forms: `counts[i]` elements of `types[i]`.
+///
+/// # Safety
+/// `counts` and `types` hold `n` entries each.
+#[inline]
+pub unsafe fn data_w(n: usize, counts: *const core::ffi::c_int, types: *const ffi::MPI_Datatype) {
+    if on() && (n == 0 || !types.is_null()) {
+        // SAFETY: per the contract.
+        unsafe { data_many(n, counts, |i| *types.add(i)) }
+    }
+}
+
+/// # Safety
+/// `counts` holds `n` counts; `dt(i)` reads within its array.
+#[cold]
+unsafe fn data_many(
+    n: usize,
+    counts: *const core::ffi::c_int,
+    dt: impl Fn(usize) -> ffi::MPI_Datatype,
+) {
+    if n > 0 && counts.is_null() {
+        return;
+    }
+    let mut b = 0u64;
+    for i in 0..n {
+        // SAFETY: per the contract.
+        let (c, t) = unsafe { (*counts.add(i), dt(i)) };
+        let Some(d) = crate::dt::info(t) else {
+            return;
+        };
+        b += c.max(0) as u64 * d.size as u64;
+    }
     ROUTE.with(|r| {
         let (h, _) = r.get();
         r.set((h, b));

@@ -171,6 +171,29 @@ fn profile_counts_what_the_program_does() {
                             s.args
                         ));
                     }
+                    // The v and w all-to-alls: the sums of the send counts
+                    // (in place: the receive counts), however each call was
+                    // served.
+                    let a2av = 2 * (2 * k * (k + 1)) + 16 * k;
+                    let a2aw = 4 * k.div_ceil(2) + 8 * (k / 2);
+                    for (name, calls, bytes) in [
+                        ("MPI_Alltoallv", 3, a2av),
+                        ("MPI_Ialltoallv", 1, 2 * k * (k + 1)),
+                        ("MPI_Alltoallw", 1, a2aw),
+                        ("MPI_Neighbor_alltoall", 1, 8),
+                        ("MPI_Neighbor_alltoallv", 1, 32),
+                    ] {
+                        let r = t.get(name).ok_or(format!("no row for {name}"))?;
+                        if (r.calls, r.bytes) != (calls * k, bytes * k) {
+                            return Err(format!(
+                                "{name}: calls/bytes {}/{}, want {}/{}",
+                                r.calls,
+                                r.bytes,
+                                calls * k,
+                                bytes * k
+                            ));
+                        }
+                    }
                     for name in ["MPI_Win_fence", "MPI_Win_allocate", "MPI_Win_free"] {
                         let r = t.get(name).ok_or(format!("no row for {name}"))?;
                         let want = if name == "MPI_Win_fence" { 2 * k } else { k };

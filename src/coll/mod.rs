@@ -219,6 +219,55 @@ pub fn in_place() -> *const c_void {
     })
 }
 
+/// Whose counts an all-to-all's per-peer arrays hold.
+#[derive(Clone, Copy)]
+pub(crate) enum Peers {
+    /// Every process of the communicator (its remote group on an
+    /// intercommunicator).
+    Members,
+    /// The out-neighbours of its topology (the neighbourhood forms).
+    Out,
+}
+
+/// For `HEAPMPI_PROFILE`, once an all-to-all `v` or `w` call on `comm`
+/// succeeded: its bytes, from the send counts (the receive ones in place),
+/// of `sdt` (`rdt`) or of the datatype arrays `stypes` (`rtypes`) when
+/// those are given (`w`).
+///
+/// # Safety
+/// The arrays as the (successful) call had them: one entry per peer.
+pub(crate) unsafe fn profile_alltoallv(
+    comm: ffi::MPI_Comm,
+    peers: Peers,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    (sdt, stypes): (ffi::MPI_Datatype, *const ffi::MPI_Datatype),
+    rcounts: *const c_int,
+    (rdt, rtypes): (ffi::MPI_Datatype, *const ffi::MPI_Datatype),
+) {
+    if !crate::profile::on() {
+        return;
+    }
+    let n = match peers {
+        Peers::Members => crate::comm::peers(comm),
+        Peers::Out => crate::comm::topo::outdegree(comm),
+    };
+    let Some(n) = n else { return };
+    let (counts, dt, types) = if sbuf == in_place() {
+        (rcounts, rdt, rtypes)
+    } else {
+        (scounts, sdt, stypes)
+    };
+    // SAFETY: per the contract.
+    unsafe {
+        if types.is_null() {
+            crate::profile::data_v(n, counts, dt)
+        } else {
+            crate::profile::data_w(n, counts, types)
+        }
+    }
+}
+
 /// The address a member publishes when it cannot offer its data (no
 /// shared memory for staging): every member then makes the real call.
 const FAIL: u64 = u64::MAX;

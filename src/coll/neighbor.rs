@@ -36,7 +36,7 @@ use mpi_sys as ffi;
 
 use super::gather::any_failed;
 use super::vector::{entry_in, offer, VBuf};
-use super::{flat, gave_up, in_place, info, ran, to_real};
+use super::{flat, gave_up, in_place, info, profile_alltoallv, ran, to_real, Peers};
 use crate::comm::node::Node;
 use crate::comm::topo::{self, Exchange, Neighbors, Pairing};
 
@@ -183,6 +183,7 @@ pub unsafe fn neighbor_allgather(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {
@@ -216,6 +217,7 @@ pub unsafe fn neighbor_allgatherv(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {
@@ -253,6 +255,7 @@ pub unsafe fn neighbor_alltoall(
     rdt: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
 ) -> c_int {
+    crate::profile::data(scount as i64, sdt);
     // SAFETY: forwarded unchanged.
     let real = || {
         to_real(|| unsafe {
@@ -295,28 +298,47 @@ pub unsafe fn neighbor_alltoallv(
             )
         })
     };
-    let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
-        return real();
-    };
-    let (outdeg, indeg) = (nb.blocks, nb.indegree());
-    // SAFETY: MPI requires out-degree (in-degree) counts and
-    // displacements; with degree 0 the arrays may be anything.
-    let bufs = unsafe {
-        (
-            if outdeg == 0 {
-                VBuf::uniform(sbuf, 0, sdt, 0)
-            } else {
-                VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
-            },
-            if indeg == 0 {
-                VBuf::uniform(rbuf, 0, rdt, 0)
-            } else {
-                VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
-            },
-        )
-    };
-    // SAFETY: the caller's buffers, described above.
-    unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
+    // The call, heapmpi's or the real one; then its bytes for the profile.
+    let rc = (|| {
+        let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
+            return real();
+        };
+        let (outdeg, indeg) = (nb.blocks, nb.indegree());
+        // SAFETY: MPI requires out-degree (in-degree) counts and
+        // displacements; with degree 0 the arrays may be anything.
+        let bufs = unsafe {
+            (
+                if outdeg == 0 {
+                    VBuf::uniform(sbuf, 0, sdt, 0)
+                } else {
+                    VBuf::new(sbuf, scounts, sdispls, sdt, outdeg)
+                },
+                if indeg == 0 {
+                    VBuf::uniform(rbuf, 0, rdt, 0)
+                } else {
+                    VBuf::new(rbuf, rcounts, rdispls, rdt, indeg)
+                },
+            )
+        };
+        // SAFETY: the caller's buffers, described above.
+        unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
+    })();
+    if rc == 0 {
+        let null = core::ptr::null();
+        // SAFETY: the arrays of the call, which succeeded.
+        unsafe {
+            profile_alltoallv(
+                comm,
+                Peers::Out,
+                sbuf,
+                scounts,
+                (sdt, null),
+                rcounts,
+                (rdt, null),
+            )
+        };
+    }
+    rc
 }
 
 /// `MPI_Neighbor_alltoallw`: a count and a datatype per block, byte
@@ -344,16 +366,36 @@ pub unsafe fn neighbor_alltoallw(
             )
         })
     };
-    let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
-        return real();
-    };
-    // SAFETY: MPI requires out-degree (in-degree) entries in each array.
-    let bufs = unsafe {
-        (
-            VBuf::new_w(sbuf, scounts, sdispls, stypes, nb.blocks),
-            VBuf::new_w(rbuf, rcounts, rdispls, rtypes, nb.indegree()),
-        )
-    };
-    // SAFETY: the caller's buffers, described above.
-    unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
+    // The call, heapmpi's or the real one; then its bytes for the profile.
+    let rc = (|| {
+        let Some((node, nb)) = (sbuf != in_place()).then(|| setup(comm)).flatten() else {
+            return real();
+        };
+        // SAFETY: MPI requires out-degree (in-degree) entries in each array.
+        let bufs = unsafe {
+            (
+                VBuf::new_w(sbuf, scounts, sdispls, stypes, nb.blocks),
+                VBuf::new_w(rbuf, rcounts, rdispls, rtypes, nb.indegree()),
+            )
+        };
+        // SAFETY: the caller's buffers, described above.
+        unsafe { run(node, nb, bufs, Call::Alltoallv, real) }
+    })();
+    if rc == 0 {
+        // SAFETY: the arrays of the call, which succeeded; reading an MPI
+        // constant.
+        unsafe {
+            let none = ffi::RSMPI_DATATYPE_NULL;
+            profile_alltoallv(
+                comm,
+                Peers::Out,
+                sbuf,
+                scounts,
+                (none, stypes),
+                rcounts,
+                (none, rtypes),
+            )
+        };
+    }
+    rc
 }

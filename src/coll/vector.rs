@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::gather::{all_read_all, any_failed, pack_limited};
-use super::{flat, gave_up, in_place, ran, rank_ok, to_real, Buf, Stage, FAIL};
+use super::{flat, gave_up, in_place, ran, rank_ok, to_real, Buf, Peers, Stage, FAIL};
 use crate::comm::node::Node;
 use crate::heap;
 
@@ -572,13 +572,26 @@ pub unsafe fn alltoallw(
     // SAFETY: MPI requires n counts, displacements and datatypes on every
     // member (the send ones unless in place).
     unsafe {
-        all_to_all(
+        let rc = all_to_all(
             comm,
             sbuf == in_place(),
             |n| VBuf::new_w_int(sbuf, scounts, sdispls, stypes, n),
             |n| VBuf::new_w_int(rbuf, rcounts, rdispls, rtypes, n),
             real,
-        )
+        );
+        if rc == 0 {
+            let none = ffi::RSMPI_DATATYPE_NULL;
+            super::profile_alltoallv(
+                comm,
+                Peers::Members,
+                sbuf,
+                scounts,
+                (none, stypes),
+                rcounts,
+                (none, rtypes),
+            );
+        }
+        rc
     }
 }
 
@@ -609,13 +622,26 @@ pub unsafe fn alltoallv(
     // SAFETY: MPI requires n counts and displacements on every member (the
     // send ones unless in place).
     unsafe {
-        all_to_all(
+        let rc = all_to_all(
             comm,
             sbuf == in_place(),
             |n| VBuf::new(sbuf, scounts, sdispls, sdt, n),
             |n| VBuf::new(rbuf, rcounts, rdispls, rdt, n),
             real,
-        )
+        );
+        if rc == 0 {
+            let null = core::ptr::null();
+            super::profile_alltoallv(
+                comm,
+                Peers::Members,
+                sbuf,
+                scounts,
+                (sdt, null),
+                rcounts,
+                (rdt, null),
+            );
+        }
+        rc
     }
 }
 

@@ -395,6 +395,21 @@ fn register_fixed(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) {
     }
 }
 
+/// The processes a collective's per-peer arrays cover on `comm`: its size,
+/// or the remote group's on an intercommunicator.
+pub fn peers(comm: ffi::MPI_Comm) -> Option<usize> {
+    let (mut inter, mut n): (c_int, c_int) = (0, 0);
+    // SAFETY: the caller's communicator; out-pointers.
+    let rc = unsafe {
+        match ffi::PMPI_Comm_test_inter(comm, &mut inter) {
+            0 if inter != 0 => ffi::PMPI_Comm_remote_size(comm, &mut n),
+            0 => ffi::PMPI_Comm_size(comm, &mut n),
+            e => e,
+        }
+    };
+    (rc == 0).then(|| usize::try_from(n).ok()).flatten()
+}
+
 /// Registers a communicator just created by an intercepted call (see
 /// [`created`]). Collective
 /// over `comm`: the members agree on a random 63-bit id (the largest

@@ -295,6 +295,32 @@ pub fn kind(comm: ffi::MPI_Comm) -> Option<Kind> {
     }
 }
 
+/// This rank's out-degree in `comm`'s topology (the blocks a
+/// neighbourhood all-to-all sends), if it has one.
+pub fn outdegree(comm: ffi::MPI_Comm) -> Option<usize> {
+    let (mut a, mut b, mut w): (c_int, c_int, c_int) = (0, 0, 0);
+    // SAFETY: `comm` has topology `kind`; out-pointers.
+    let ok = unsafe {
+        match kind(comm)? {
+            Kind::Cart => {
+                let d = ffi::PMPI_Cartdim_get(comm, &mut a);
+                b = 2 * a;
+                d
+            }
+            Kind::Graph => {
+                let r = ffi::PMPI_Comm_rank(comm, &mut w);
+                if r != 0 {
+                    r
+                } else {
+                    ffi::PMPI_Graph_neighbors_count(comm, w, &mut b)
+                }
+            }
+            Kind::DistGraph => ffi::PMPI_Dist_graph_neighbors_count(comm, &mut a, &mut b, &mut w),
+        }
+    } == 0;
+    ok.then(|| usize::try_from(b).ok()).flatten()
+}
+
 /// This rank's own (sources, destinations) in neighbour order, with
 /// `MPI_PROC_NULL` as `-1`.
 fn own_lists(comm: ffi::MPI_Comm, k: Kind, rank: c_int) -> Option<(Vec<i32>, Vec<i32>)> {

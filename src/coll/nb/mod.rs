@@ -60,7 +60,9 @@
 /// routine's arguments written in place (`op = name { ... }`).
 ///
 /// `data` names what `HEAPMPI_PROFILE` counts (elements, datatype) where
-/// the entry knows it; a plan that learns it later records it itself.
+/// the entry knows it; a plan that learns it later records it itself;
+/// `after` runs once the call (heapmpi's or the real one) succeeded: the
+/// `v` and `w` all-to-alls count their per-peer arrays there.
 /// `plan` runs inside the `unsafe` block that holds the entry's contract
 /// (the MPI routine's: valid handles, buffers and arrays as the standard
 /// describes them), so it writes no `unsafe` of its own.
@@ -71,7 +73,7 @@ macro_rules! nb_entry {
     (
         $(#[doc = $doc:literal])*
         $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
-        $(, data($count:expr, $dt:expr))?;
+        $(, data($count:expr, $dt:expr))? $(, after($after:expr))?;
         op = $op:ident $body:block
         real = $real:path;
     ) => {
@@ -86,7 +88,7 @@ macro_rules! nb_entry {
 
         nb_entry! {
             $(#[doc = $doc])*
-            $mpi: $name / $to($($arg: $ty),*) on $comm $(, data($count, $dt))?;
+            $mpi: $name / $to($($arg: $ty),*) on $comm $(, data($count, $dt))? $(, after($after))?;
             plan = $op($($arg),*);
             real = $real;
         }
@@ -94,7 +96,7 @@ macro_rules! nb_entry {
     (
         $(#[doc = $doc:literal])*
         $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
-        $(, data($count:expr, $dt:expr))?;
+        $(, data($count:expr, $dt:expr))? $(, after($after:expr))?;
         plan = $plan:expr;
         real = $real:path;
     ) => {
@@ -114,9 +116,13 @@ macro_rules! nb_entry {
             unsafe {
                 let planned: Option<(&'static $crate::comm::node::Node, $crate::coll::nb::Kind)> =
                     $plan;
-                $crate::coll::nb::calls::queue_or($comm, planned, to, |request| {
+                let rc = $crate::coll::nb::calls::queue_or($comm, planned, to, |request| {
                     $real($($arg,)* request)
-                })
+                });
+                $(if rc == 0 {
+                    $after;
+                })?
+                rc
             }
         }
 

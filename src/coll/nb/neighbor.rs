@@ -30,7 +30,7 @@ use mpi_sys as ffi;
 
 use super::super::neighbor::Call;
 use super::super::vector::VBuf;
-use super::super::{in_place, info, Buf};
+use super::super::{in_place, info, profile_alltoallv, Buf, Peers};
 use super::vector::Held;
 use super::{nb_node, vector, Kind};
 use crate::comm::node::Node;
@@ -173,7 +173,15 @@ nb_entry! {
         rdispls: *const c_int,
         rdt: ffi::MPI_Datatype,
         comm: ffi::MPI_Comm,
-    ) on comm;
+    ) on comm, after(profile_alltoallv(
+        comm,
+        Peers::Out,
+        sbuf,
+        scounts,
+        (sdt, core::ptr::null()),
+        rcounts,
+        (rdt, core::ptr::null()),
+    ));
     op = ineighbor_alltoallv_op {
         if sbuf == in_place() {
             return None;
@@ -217,7 +225,15 @@ nb_entry! {
         rdispls: *const ffi::MPI_Aint,
         rtypes: *const ffi::MPI_Datatype,
         comm: ffi::MPI_Comm,
-    ) on comm;
+    ) on comm, after(profile_alltoallv(
+        comm,
+        Peers::Out,
+        sbuf,
+        scounts,
+        (ffi::RSMPI_DATATYPE_NULL, stypes),
+        rcounts,
+        (ffi::RSMPI_DATATYPE_NULL, rtypes),
+    ));
     op = ineighbor_alltoallw_op {
         if sbuf == in_place() {
             return None;

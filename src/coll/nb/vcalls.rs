@@ -10,9 +10,9 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::super::vector::VBuf;
-use super::super::{in_place, Buf};
-use super::vector::{plan, vop, Held, VHow};
+use super::super::{in_place, profile_alltoallv, Buf, Peers};
 use super::nb_node;
+use super::vector::{plan, vop, Held, VHow};
 
 nb_entry! {
     "MPI_Igatherv": igatherv / igatherv_to(
@@ -135,7 +135,15 @@ nb_entry! {
         rdispls: *const c_int,
         rdt: ffi::MPI_Datatype,
         comm: ffi::MPI_Comm,
-    ) on comm;
+    ) on comm, after(profile_alltoallv(
+        comm,
+        Peers::Members,
+        sbuf,
+        scounts,
+        (sdt, core::ptr::null()),
+        rcounts,
+        (rdt, core::ptr::null()),
+    ));
     op = ialltoallv_op {
         let node = nb_node(comm)?;
         // SAFETY: the caller's arguments.
@@ -174,7 +182,15 @@ nb_entry! {
         rdispls: *const c_int,
         rtypes: *const ffi::MPI_Datatype,
         comm: ffi::MPI_Comm,
-    ) on comm;
+    ) on comm, after(profile_alltoallv(
+        comm,
+        Peers::Members,
+        sbuf,
+        scounts,
+        (ffi::RSMPI_DATATYPE_NULL, stypes),
+        rcounts,
+        (ffi::RSMPI_DATATYPE_NULL, rtypes),
+    ));
     op = ialltoallw_op {
         let node = nb_node(comm)?;
         let (me, n) = (node.me, node.n);
