@@ -37,6 +37,10 @@
  *   -f FACTOR    multiply the iteration and warm-up counts by FACTOR
  *                (default 1; each count stays >= 1)
  *   -i N, -x N   iterations / warm-up iterations for every size (override)
+ *   -e           after each _ovl column, the time not overlapped: overall - compute
+ *                (us, the averages over the ranks of the overlap formula): what the
+ *                program waits for beyond its computation, however fast the pure
+ *                communication is
  *   -a           print avg and min over the ranks too (3 columns per collective;
  *                an _ovl collective: overall and compute time instead, us, the
  *                averages over the ranks its overlap is computed from)
@@ -158,7 +162,7 @@ static long errors_printed;
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr, "usage: osu_coll all|nbc|COLL[,COLL...] [-m MIN:MAX | -s LIST] [-O] [-f FACTOR]\n"
-                        "                [-i ITERS] [-x SKIP] [-a] [-v] [-c]\n"
+                        "                [-i ITERS] [-x SKIP] [-a] [-e] [-v] [-c]\n"
                         "  COLL: barrier bcast bcast_rot reduce allreduce allgather alltoall gather scatter halo\n"
                         "        ibarrier ibarrier_ovl ibcast ibcast_ovl ireduce ireduce_ovl iallreduce iallreduce_ovl\n"
                         "  all: the blocking ones (barrier..halo); nbc: the nonblocking ones (ibarrier..iallreduce_ovl)\n");
@@ -593,7 +597,7 @@ int main(int argc, char **argv) {
     int nsizes = 0;
     size_t smin = 4, smax = 1u << 20;
     const char *list = NULL;
-    int odd = 0, all_stats = 0;
+    int odd = 0, all_stats = 0, exposed = 0;
     double factor = 1.0;
     long iters_override = 0, skip_override = -1;
     for (int a = 2; a < argc; a++) {
@@ -602,6 +606,7 @@ int main(int argc, char **argv) {
         if (!strcmp(o, "-c")) { check = 1; continue; }
         if (!strcmp(o, "-O")) { odd = 1; continue; }
         if (!strcmp(o, "-a")) { all_stats = 1; continue; }
+        if (!strcmp(o, "-e")) { exposed = 1; continue; }
         if (!strcmp(o, "-v")) { verbose = 1; continue; }
         if (!v) { usage(); die("option needs a value"); }
         a++;
@@ -681,6 +686,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < ncolls; k++) {
             const char *n = coll_names[colls[k]];
             printf(" %s", n);
+            if (exposed && is_ovl(colls[k])) printf(" %s_exposed", n);
             if (all_stats && is_ovl(colls[k])) printf(" %s_overall %s_compute", n, n);
             else if (all_stats) printf(" %s_avg %s_min", n, n);
         }
@@ -752,6 +758,7 @@ int main(int argc, char **argv) {
             for (int k = 0; k < ncolls; k++) {
                 if (!ran[k]) {
                     printf(all_stats ? " nan nan nan" : " nan");
+                    if (exposed && is_ovl(colls[k])) printf(" nan");
                     continue;
                 }
                 if (is_ovl(colls[k])) {
@@ -760,6 +767,7 @@ int main(int argc, char **argv) {
                            pure = all_sum[4 * k + 3] / nranks;
                     double ovl = pure > 0 ? 100.0 - 100.0 * (overall - comp) / pure : NAN;
                     printf(" %.2f", ovl < 0 ? 0.0 : ovl);
+                    if (exposed) printf(" %.3f", overall > comp ? overall - comp : 0.0);
                     if (all_stats) printf(" %.3f %.3f", overall, comp);
                     continue;
                 }

@@ -313,19 +313,40 @@ const fn overlap(key: &'static str, title: &'static str, column: usize) -> Metri
     }
 }
 
-/// The nonblocking collectives of `osu_coll nbc`, in its column order: each
-/// one's pure communication time (post + MPI_Wait at once, us per call, max
-/// over the ranks), then its overlap with computation (OMB, %). ibarrier
-/// has no message size (size 0).
+/// A nonblocking collective's time not overlapped (`osu_coll -e`): column
+/// k, overall minus computation, us, the averages over the ranks.
+const fn exposed(key: &'static str, title: &'static str, column: usize) -> Metric {
+    Metric {
+        key,
+        title,
+        unit: "us",
+        column,
+        scale: 1.0,
+        higher_is_better: false,
+        kind: Kind::Coll,
+    }
+}
+
+/// The nonblocking collectives of `osu_coll nbc -e`, in its column order:
+/// each one's pure communication time (post + MPI_Wait at once, us per
+/// call, max over the ranks), its overlap with computation (OMB, %), and
+/// the time it left exposed in that run (overall - computation, us): a
+/// faster pure time lowers the overlap percentage of the same exposed
+/// time, so the two are read together. ibarrier has no message size (size
+/// 0).
 pub const NBC_METRICS: &[Metric] = &[
     coll("ibarrier", "ibarrier, pure communication", 0),
     overlap("ibarrier_ovl", "ibarrier overlap with computation", 1),
-    coll("ibcast", "ibcast, pure communication", 2),
-    overlap("ibcast_ovl", "ibcast overlap with computation", 3),
-    coll("ireduce", "ireduce, pure communication", 4),
-    overlap("ireduce_ovl", "ireduce overlap with computation", 5),
-    coll("iallreduce", "iallreduce, pure communication", 6),
-    overlap("iallreduce_ovl", "iallreduce overlap with computation", 7),
+    exposed("ibarrier_exp", "ibarrier time not overlapped", 2),
+    coll("ibcast", "ibcast, pure communication", 3),
+    overlap("ibcast_ovl", "ibcast overlap with computation", 4),
+    exposed("ibcast_exp", "ibcast time not overlapped", 5),
+    coll("ireduce", "ireduce, pure communication", 6),
+    overlap("ireduce_ovl", "ireduce overlap with computation", 7),
+    exposed("ireduce_exp", "ireduce time not overlapped", 8),
+    coll("iallreduce", "iallreduce, pure communication", 9),
+    overlap("iallreduce_ovl", "iallreduce overlap with computation", 10),
+    exposed("iallreduce_exp", "iallreduce time not overlapped", 11),
 ];
 
 /// One-sided latency: column k of `osu_rma all`'s output, us per
@@ -525,7 +546,7 @@ pub const BENCHES: &[Bench] = &[
         name: "nbc",
         what: "nonblocking collectives at 2 ranks (osu_ibarrier, osu_ibcast, osu_ireduce, osu_iallreduce): pure communication time (post + MPI_Wait, us per call, max over ranks) and OMB's overlap with a dummy computation of that length (%)",
         program: "osu_coll",
-        mode_args: &["nbc"],
+        mode_args: &["nbc", "-e"],
         min_size: 3,
         style: Style::Osu,
         sizes: Sizes::Nbc,
@@ -633,22 +654,24 @@ mod tests {
     fn nbc() {
         let b = find("nbc").unwrap();
         assert!(b.is_coll() && b.is_nbc() && b.side_by_side() && !find("coll").unwrap().is_nbc());
-        assert_eq!(b.mode_args, ["nbc"]);
+        assert_eq!(b.mode_args, ["nbc", "-e"]);
         assert!(NBC_SIZES.windows(2).all(|w| w[0] < w[1]));
         // both sides of the 1 KiB heap limit, off the powers of two, up to 1 MiB
         for s in [1000, 1016, 1024, 1025, 1032, 65539, 1 << 20] {
             assert!(NBC_SIZES.contains(&s));
         }
         assert!(NBC_QUICK_SIZES.iter().all(|s| NBC_SIZES.contains(s)));
-        // time, overlap, time, overlap, ... in osu_coll's column order
+        // time, overlap, exposed time, ... in osu_coll -e's column order
         for (i, m) in NBC_METRICS.iter().enumerate() {
             assert_eq!(m.column, i);
-            let ovl = i % 2 == 1;
+            let (ovl, exp) = (i % 3 == 1, i % 3 == 2);
             assert_eq!(m.key.ends_with("_ovl"), ovl);
+            assert_eq!(m.key.ends_with("_exp"), exp);
             assert_eq!(m.kind == Kind::Percent, ovl);
             assert_eq!(m.higher_is_better, ovl);
-            if ovl {
-                assert_eq!(m.key, format!("{}_ovl", NBC_METRICS[i - 1].key));
+            if ovl || exp {
+                let base = NBC_METRICS[i - i % 3].key;
+                assert_eq!(m.key, format!("{base}_{}", if ovl { "ovl" } else { "exp" }));
             }
         }
     }

@@ -1084,11 +1084,11 @@ mod tests {
         assert_eq!(a[3..], ["-i", "1", "-x", "1"]);
         let nbc = benches::find("nbc").unwrap();
         let a = program_args(&o, nbc, false);
-        assert_eq!(a[..3], ["nbc", "-s", "8,1024,1032,65536,1048576"]);
+        assert_eq!(a[..4], ["nbc", "-e", "-s", "8,1024,1032,65536,1048576"]);
         let a = program_args(&Opts::parse(&[]).unwrap(), nbc, false);
-        assert_eq!(a.len(), 3); // OMB's iteration counts
+        assert_eq!(a.len(), 4); // OMB's iteration counts
         let c = program_args(&o, nbc, true);
-        assert!(c[2].starts_with("4,8,100,1000,1016,1024,1025,1032,"));
+        assert!(c[3].starts_with("4,8,100,1000,1016,1024,1025,1032,"));
         assert!(["-O", "-c", "-v"]
             .iter()
             .all(|x| c.contains(&x.to_string())));
