@@ -142,6 +142,52 @@ macro_rules! nb_entry {
     };
 }
 
+/// Writes an MPI-4 persistent collective's initialisation (`MPI_*_init`)
+/// from its signature, once: the routine's arguments, then `info` and the
+/// request out-pointer, which only the real call reads (heapmpi takes no
+/// hint). `args = ...` builds the [`CollArgs`](crate::p2p::engine::CollArgs)
+/// handed to `persist::init`; the `v` and `w` forms, which copy arrays
+/// first, write the body themselves (`with (request, real) { ... }`,
+/// naming the out-pointer and the real initialisation, a closure).
+#[cfg(heapmpi_mpi4_base)]
+macro_rules! persist_init {
+    (
+        $mpi:literal: $name:ident ( $($arg:ident : $ty:ty),* $(,)? );
+        args = $args:expr;
+        real = $real:path;
+    ) => {
+        persist_init! {
+            $mpi: $name($($arg: $ty),*) with (request, real) {
+                $crate::coll::nb::persist::init($args, request, real)
+            }
+            real = $real;
+        }
+    };
+    (
+        $mpi:literal: $name:ident ( $($arg:ident : $ty:ty),* $(,)? )
+        with ($request:ident, $realf:ident) $body:block
+        real = $real:path;
+    ) => {
+        #[doc = concat!("`", $mpi, "`.")]
+        ///
+        /// # Safety
+        #[doc = concat!("As `", $mpi, "`.")]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $name(
+            $($arg: $ty,)*
+            info: mpi_sys::MPI_Info,
+            $request: *mut mpi_sys::MPI_Request,
+        ) -> core::ffi::c_int {
+            // SAFETY: the caller's arguments, forwarded unchanged.
+            let $realf = || unsafe { $real($($arg,)* info, $request) };
+            // SAFETY: the caller's arguments, as the MPI routine's contract
+            // has them (valid handles; buffers and arrays as the standard
+            // describes them).
+            unsafe { $body }
+        }
+    };
+}
+
 mod calls;
 mod large;
 mod neighbor;

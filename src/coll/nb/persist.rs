@@ -211,115 +211,6 @@ pub(super) fn args(call: u8, comm: ffi::MPI_Comm) -> CollArgs {
     }
 }
 
-/// `MPI_Barrier_init`.
-///
-/// # Safety
-/// As `MPI_Barrier_init`.
-pub unsafe fn barrier_init(
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(args(BARRIER, comm), request, || {
-            ffi::PMPI_Barrier_init(comm, info, request)
-        })
-    }
-}
-
-/// `MPI_Bcast_init`.
-///
-/// # Safety
-/// As `MPI_Bcast_init`.
-pub unsafe fn bcast_init(
-    buf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = CollArgs {
-        rbuf: buf,
-        scount: count,
-        sdt: dt,
-        root,
-        ..args(BCAST, comm)
-    };
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Bcast_init(buf, count, dt, root, comm, info, request)
-        })
-    }
-}
-
-/// `MPI_Reduce_init`.
-///
-/// # Safety
-/// As `MPI_Reduce_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = CollArgs {
-        sbuf,
-        rbuf,
-        scount: count,
-        sdt: dt,
-        op,
-        root,
-        ..args(REDUCE, comm)
-    };
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Reduce_init(sbuf, rbuf, count, dt, op, root, comm, info, request)
-        })
-    }
-}
-
-/// `MPI_Allreduce_init`.
-///
-/// # Safety
-/// As `MPI_Allreduce_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn allreduce_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = CollArgs {
-        sbuf,
-        rbuf,
-        scount: count,
-        sdt: dt,
-        op,
-        ..args(ALLREDUCE, comm)
-    };
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Allreduce_init(sbuf, rbuf, count, dt, op, comm, info, request)
-        })
-    }
-}
-
 /// The gathers', all-to-all's and scatter's arguments.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn blocks_args(
@@ -345,119 +236,161 @@ pub(super) fn blocks_args(
     }
 }
 
-/// `MPI_Gather_init`.
-///
-/// # Safety
-/// As `MPI_Gather_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gather_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(GATHER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Gather_init(
-                sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, request,
-            )
-        })
-    }
+// The initialisations.
+
+persist_init! {
+    "MPI_Barrier_init": barrier_init(comm: ffi::MPI_Comm);
+    args = args(BARRIER, comm);
+    real = ffi::PMPI_Barrier_init;
 }
 
-/// `MPI_Allgather_init`.
-///
-/// # Safety
-/// As `MPI_Allgather_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn allgather_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Allgather_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request)
-        })
-    }
+persist_init! {
+    "MPI_Bcast_init": bcast_init(
+        buf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    );
+    args = CollArgs {
+        rbuf: buf,
+        scount: count,
+        sdt: dt,
+        root,
+        ..args(BCAST, comm)
+    };
+    real = ffi::PMPI_Bcast_init;
 }
 
-/// `MPI_Alltoall_init`.
-///
-/// # Safety
-/// As `MPI_Alltoall_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoall_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Alltoall_init(sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request)
-        })
-    }
+persist_init! {
+    "MPI_Reduce_init": reduce_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    );
+    args = CollArgs {
+        root,
+        ..fold_args(REDUCE, sbuf, rbuf, count, dt, op, comm)
+    };
+    real = ffi::PMPI_Reduce_init;
 }
 
-/// `MPI_Scatter_init`.
-///
-/// # Safety
-/// As `MPI_Scatter_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn scatter_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(SCATTER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Scatter_init(
-                sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, info, request,
-            )
-        })
-    }
+persist_init! {
+    "MPI_Allreduce_init": allreduce_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    );
+    args = fold_args(ALLREDUCE, sbuf, rbuf, count, dt, op, comm);
+    real = ffi::PMPI_Allreduce_init;
 }
 
-/// `MPI_Scan_init`, `MPI_Exscan_init` and `MPI_Reduce_scatter_block_init`
-/// (`call`): a reduction every member receives.
-///
-/// # Safety
-/// As those calls; `real` is the call unchanged.
-#[allow(clippy::too_many_arguments)]
-unsafe fn fold_init(
+persist_init! {
+    "MPI_Scan_init": scan_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    );
+    args = fold_args(SCAN, sbuf, rbuf, count, dt, op, comm);
+    real = ffi::PMPI_Scan_init;
+}
+
+persist_init! {
+    "MPI_Exscan_init": exscan_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    );
+    args = fold_args(EXSCAN, sbuf, rbuf, count, dt, op, comm);
+    real = ffi::PMPI_Exscan_init;
+}
+
+persist_init! {
+    "MPI_Reduce_scatter_block_init": reduce_scatter_block_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    );
+    args = fold_args(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm);
+    real = ffi::PMPI_Reduce_scatter_block_init;
+}
+
+persist_init! {
+    "MPI_Gather_init": gather_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    );
+    args = blocks_args(GATHER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    real = ffi::PMPI_Gather_init;
+}
+
+persist_init! {
+    "MPI_Allgather_init": allgather_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    );
+    args = blocks_args(ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    real = ffi::PMPI_Allgather_init;
+}
+
+persist_init! {
+    "MPI_Alltoall_init": alltoall_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    );
+    args = blocks_args(ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    real = ffi::PMPI_Alltoall_init;
+}
+
+persist_init! {
+    "MPI_Scatter_init": scatter_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    );
+    args = blocks_args(SCATTER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    real = ffi::PMPI_Scatter_init;
+}
+
+/// The reductions' arguments (the root, where there is one, apart).
+fn fold_args(
     call: u8,
     sbuf: *const c_void,
     rbuf: *mut c_void,
@@ -465,95 +398,14 @@ unsafe fn fold_init(
     dt: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
-    request: *mut ffi::MPI_Request,
-    real: impl FnOnce() -> c_int,
-) -> c_int {
-    let a = CollArgs {
+) -> CollArgs {
+    CollArgs {
         sbuf,
         rbuf,
         scount: count,
         sdt: dt,
         op,
         ..args(call, comm)
-    };
-    // SAFETY: the caller's arguments; `real` forwards them.
-    unsafe { init(a, request, real) }
-}
-
-/// `MPI_Scan_init`.
-///
-/// # Safety
-/// As `MPI_Scan_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn scan_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        fold_init(SCAN, sbuf, rbuf, count, dt, op, comm, request, || {
-            ffi::PMPI_Scan_init(sbuf, rbuf, count, dt, op, comm, info, request)
-        })
-    }
-}
-
-/// `MPI_Exscan_init`.
-///
-/// # Safety
-/// As `MPI_Exscan_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn exscan_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        fold_init(EXSCAN, sbuf, rbuf, count, dt, op, comm, request, || {
-            ffi::PMPI_Exscan_init(sbuf, rbuf, count, dt, op, comm, info, request)
-        })
-    }
-}
-
-/// `MPI_Reduce_scatter_block_init`.
-///
-/// # Safety
-/// As `MPI_Reduce_scatter_block_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce_scatter_block_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        fold_init(
-            REDUCE_SCATTER_BLOCK,
-            sbuf,
-            rbuf,
-            count,
-            dt,
-            op,
-            comm,
-            request,
-            || ffi::PMPI_Reduce_scatter_block_init(sbuf, rbuf, count, dt, op, comm, info, request),
-        )
     }
 }
 

@@ -22,78 +22,32 @@ use super::persist::{ALLTOALLW, NEIGHBOR_ALLTOALLW};
 use super::persist::{NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV, NEIGHBOR_ALLTOALL};
 use crate::p2p::engine::{CollArgs, CollArrays};
 
-/// `MPI_Neighbor_allgather_init`.
-///
-/// # Safety
-/// As `MPI_Neighbor_allgather_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_allgather_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(
-        NEIGHBOR_ALLGATHER,
-        sbuf,
-        scount,
-        sdt,
-        rbuf,
-        rcount,
-        rdt,
-        0,
-        comm,
+persist_init! {
+    "MPI_Neighbor_allgather_init": neighbor_allgather_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
     );
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Neighbor_allgather_init(
-                sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request,
-            )
-        })
-    }
+    args = blocks_args(NEIGHBOR_ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    real = ffi::PMPI_Neighbor_allgather_init;
 }
 
-/// `MPI_Neighbor_alltoall_init`.
-///
-/// # Safety
-/// As `MPI_Neighbor_alltoall_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoall_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(
-        NEIGHBOR_ALLTOALL,
-        sbuf,
-        scount,
-        sdt,
-        rbuf,
-        rcount,
-        rdt,
-        0,
-        comm,
+persist_init! {
+    "MPI_Neighbor_alltoall_init": neighbor_alltoall_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
     );
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        init(a, request, || {
-            ffi::PMPI_Neighbor_alltoall_init(
-                sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, request,
-            )
-        })
-    }
+    args = blocks_args(NEIGHBOR_ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    real = ffi::PMPI_Neighbor_alltoall_init;
 }
 
 /// The `v` forms' arrays (send counts and displacements, receive counts
@@ -121,6 +75,14 @@ pub(super) fn arrays(a: &CollArgs) -> impl Fn(usize) -> *const c_int + '_ {
         .as_ref()
         .and_then(|x| unsafe { x.get() }.downcast_ref::<Arrays>());
     move |k| arr.map_or(core::ptr::null(), |x| x.ptr(k))
+}
+
+/// An array not significant on any member, for [`v_init`].
+const NONE: (*const c_int, bool, bool) = (core::ptr::null(), false, false);
+
+/// An array significant on every member, for [`v_init`].
+fn all(p: *const c_int) -> (*const c_int, bool, bool) {
+    (p, true, true)
 }
 
 /// The initialisation of a `v` form: `a` with copies of the arrays
@@ -165,154 +127,82 @@ unsafe fn v_init(
     unsafe { init(a, request, real) }
 }
 
-/// `MPI_Gatherv_init`.
-///
-/// # Safety
-/// As `MPI_Gatherv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gatherv_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    displs: *const c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(GATHERV, sbuf, scount, sdt, rbuf, 0, rdt, root, comm);
-    let none = (core::ptr::null(), false, false);
-    let at_root = |p| (p, true, false);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        v_init(
-            a,
-            [none, none, at_root(rcounts), at_root(displs)],
-            None,
-            request,
-            || {
-                ffi::PMPI_Gatherv_init(
-                    sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, info, request,
-                )
-            },
-        )
+persist_init! {
+    "MPI_Gatherv_init": gatherv_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        displs: *const c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = blocks_args(GATHERV, sbuf, scount, sdt, rbuf, 0, rdt, root, comm);
+        let at_root = |p| (p, true, false);
+        v_init(a, [NONE, NONE, at_root(rcounts), at_root(displs)], None, request, real)
     }
+    real = ffi::PMPI_Gatherv_init;
 }
 
-/// `MPI_Scatterv_init`.
-///
-/// # Safety
-/// As `MPI_Scatterv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn scatterv_init(
-    sbuf: *const c_void,
-    scounts: *const c_int,
-    displs: *const c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rdt: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(SCATTERV, sbuf, 0, sdt, rbuf, rcount, rdt, root, comm);
-    let none = (core::ptr::null(), false, false);
-    let at_root = |p| (p, true, false);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        v_init(
-            a,
-            [at_root(scounts), at_root(displs), none, none],
-            None,
-            request,
-            || {
-                ffi::PMPI_Scatterv_init(
-                    sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, info, request,
-                )
-            },
-        )
+persist_init! {
+    "MPI_Scatterv_init": scatterv_init(
+        sbuf: *const c_void,
+        scounts: *const c_int,
+        displs: *const c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcount: c_int,
+        rdt: ffi::MPI_Datatype,
+        root: c_int,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = blocks_args(SCATTERV, sbuf, 0, sdt, rbuf, rcount, rdt, root, comm);
+        let at_root = |p| (p, true, false);
+        v_init(a, [at_root(scounts), at_root(displs), NONE, NONE], None, request, real)
     }
+    real = ffi::PMPI_Scatterv_init;
 }
 
-/// `MPI_Allgatherv_init`.
-///
-/// # Safety
-/// As `MPI_Allgatherv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn allgatherv_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    displs: *const c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    // Root -1: no member is one; every array is significant everywhere.
-    let a = blocks_args(ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
-    let none = (core::ptr::null(), false, false);
-    let all = |p| (p, true, true);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        v_init(
-            a,
-            [none, none, all(rcounts), all(displs)],
-            None,
-            request,
-            || {
-                ffi::PMPI_Allgatherv_init(
-                    sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
-                )
-            },
-        )
+persist_init! {
+    "MPI_Allgatherv_init": allgatherv_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        displs: *const c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        // Root -1: no member is one; every array is significant everywhere.
+        let a = blocks_args(ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
+        v_init(a, [NONE, NONE, all(rcounts), all(displs)], None, request, real)
     }
+    real = ffi::PMPI_Allgatherv_init;
 }
 
-/// `MPI_Alltoallv_init`.
-///
-/// # Safety
-/// As `MPI_Alltoallv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallv_init(
-    sbuf: *const c_void,
-    scounts: *const c_int,
-    sdispls: *const c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    rdispls: *const c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
-    // The send arrays are not significant in place.
-    let sends = sbuf != in_place();
-    let send = |p| (p, sends, sends);
-    let all = |p| (p, true, true);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        v_init(
-            a,
-            [send(scounts), send(sdispls), all(rcounts), all(rdispls)],
-            None,
-            request,
-            || {
-                ffi::PMPI_Alltoallv_init(
-                    sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
-                )
-            },
-        )
+persist_init! {
+    "MPI_Alltoallv_init": alltoallv_init(
+        sbuf: *const c_void,
+        scounts: *const c_int,
+        sdispls: *const c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        rdispls: *const c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = blocks_args(ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+        // The send arrays are not significant in place.
+        let sends = sbuf != in_place();
+        let send = |p| (p, sends, sends);
+        let arrays = [send(scounts), send(sdispls), all(rcounts), all(rdispls)];
+        v_init(a, arrays, None, request, real)
     }
+    real = ffi::PMPI_Alltoallv_init;
 }
 
 /// The lengths of a neighbourhood collective's arrays on `comm` (send
@@ -324,137 +214,71 @@ fn degrees(comm: ffi::MPI_Comm) -> Option<[usize; 4]> {
     Some([o, o, i, i])
 }
 
-/// `MPI_Neighbor_allgatherv_init`.
-///
-/// # Safety
-/// As `MPI_Neighbor_allgatherv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_allgatherv_init(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    displs: *const c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(
-        NEIGHBOR_ALLGATHERV,
-        sbuf,
-        scount,
-        sdt,
-        rbuf,
-        0,
-        rdt,
-        -1,
-        comm,
-    );
-    let real = || {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe {
-            ffi::PMPI_Neighbor_allgatherv_init(
-                sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
-            )
-        }
-    };
-    let Some(lens) = degrees(comm) else {
-        return to_real(real);
-    };
-    let none = (core::ptr::null(), false, false);
-    let all = |p| (p, true, true);
-    // SAFETY: the caller's arguments; MPI requires in-degree entries.
-    unsafe {
-        v_init(
-            a,
-            [none, none, all(rcounts), all(displs)],
-            Some(lens),
-            request,
-            real,
-        )
+persist_init! {
+    "MPI_Neighbor_allgatherv_init": neighbor_allgatherv_init(
+        sbuf: *const c_void,
+        scount: c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        displs: *const c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = blocks_args(NEIGHBOR_ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
+        let Some(lens) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires in-degree entries.
+        let arrays = [NONE, NONE, all(rcounts), all(displs)];
+        v_init(a, arrays, Some(lens), request, real)
     }
+    real = ffi::PMPI_Neighbor_allgatherv_init;
 }
 
-/// `MPI_Neighbor_alltoallv_init`.
-///
-/// # Safety
-/// As `MPI_Neighbor_alltoallv_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallv_init(
-    sbuf: *const c_void,
-    scounts: *const c_int,
-    sdispls: *const c_int,
-    sdt: ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    rdispls: *const c_int,
-    rdt: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = blocks_args(NEIGHBOR_ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
-    let real = || {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe {
-            ffi::PMPI_Neighbor_alltoallv_init(
-                sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
-            )
-        }
-    };
-    let Some(lens) = degrees(comm) else {
-        return to_real(real);
-    };
-    let all = |p| (p, true, true);
-    // SAFETY: the caller's arguments; MPI requires out-degree (in-degree)
-    // entries.
-    unsafe {
-        v_init(
-            a,
-            [all(scounts), all(sdispls), all(rcounts), all(rdispls)],
-            Some(lens),
-            request,
-            real,
-        )
+persist_init! {
+    "MPI_Neighbor_alltoallv_init": neighbor_alltoallv_init(
+        sbuf: *const c_void,
+        scounts: *const c_int,
+        sdispls: *const c_int,
+        sdt: ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        rdispls: *const c_int,
+        rdt: ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = blocks_args(NEIGHBOR_ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+        let Some(lens) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires out-degree (in-degree) entries.
+        let arrays = [all(scounts), all(sdispls), all(rcounts), all(rdispls)];
+        v_init(a, arrays, Some(lens), request, real)
     }
+    real = ffi::PMPI_Neighbor_alltoallv_init;
 }
 
-/// `MPI_Reduce_scatter_init`.
-///
-/// # Safety
-/// As `MPI_Reduce_scatter_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce_scatter_init(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    counts: *const c_int,
-    dt: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let a = CollArgs {
-        sbuf,
-        rbuf,
-        sdt: dt,
-        op,
-        root: -1,
-        ..args(REDUCE_SCATTER, comm)
-    };
-    let none = (core::ptr::null(), false, false);
-    // SAFETY: the caller's arguments; the real call forwards them.
-    unsafe {
-        v_init(
-            a,
-            [none, none, (counts, true, true), none],
-            None,
-            request,
-            || ffi::PMPI_Reduce_scatter_init(sbuf, rbuf, counts, dt, op, comm, info, request),
-        )
+persist_init! {
+    "MPI_Reduce_scatter_init": reduce_scatter_init(
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        counts: *const c_int,
+        dt: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let a = CollArgs {
+            sbuf,
+            rbuf,
+            sdt: dt,
+            op,
+            root: -1,
+            ..args(REDUCE_SCATTER, comm)
+        };
+        v_init(a, [NONE, NONE, all(counts), NONE], None, request, real)
     }
+    real = ffi::PMPI_Reduce_scatter_init;
 }
 
 /// The `w` forms' arrays, send then receive: counts, displacements (`int`
@@ -590,114 +414,64 @@ unsafe fn w_init(
     unsafe { init_with(a, held, request, real) }
 }
 
-/// `MPI_Alltoallw_init`.
-///
-/// # Safety
-/// As `MPI_Alltoallw_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallw_init(
-    sbuf: *const c_void,
-    scounts: *const c_int,
-    sdispls: *const c_int,
-    stypes: *const ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    rdispls: *const c_int,
-    rtypes: *const ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let real = || {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe {
-            ffi::PMPI_Alltoallw_init(
-                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, request,
-            )
+persist_init! {
+    "MPI_Alltoallw_init": alltoallw_init(
+        sbuf: *const c_void,
+        scounts: *const c_int,
+        sdispls: *const c_int,
+        stypes: *const ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        rdispls: *const c_int,
+        rtypes: *const ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let mut size = 0;
+        // An invalid communicator fails here and the real initialisation
+        // reports it.
+        if ffi::PMPI_Comm_size(comm, &mut size) != 0 || size < 1 {
+            return to_real(real);
         }
-    };
-    let mut size = 0;
-    // SAFETY: an out-pointer; an invalid communicator fails here and the
-    // real initialisation reports it.
-    if unsafe { ffi::PMPI_Comm_size(comm, &mut size) } != 0 || size < 1 {
-        return to_real(real);
+        // The send arrays are not significant in place; MPI requires n
+        // entries in each significant one.
+        let n = size as usize;
+        let lens = [if sbuf == in_place() { 0 } else { n }, n];
+        let displs = |l: [usize; 2]| {
+            (
+                [copy(sdispls, l[0]), copy(rdispls, l[1])],
+                [Vec::new(), Vec::new()],
+            )
+        };
+        let (counts, types) = ([scounts, rcounts], [stypes, rtypes]);
+        w_init(ALLTOALLW, sbuf, rbuf, comm, counts, displs, types, lens, request, real)
     }
-    // The send arrays are not significant in place.
-    let n = size as usize;
-    let lens = [if sbuf == in_place() { 0 } else { n }, n];
-    // SAFETY: MPI requires n entries in each significant array.
-    let displs = |l: [usize; 2]| unsafe {
-        (
-            [copy(sdispls, l[0]), copy(rdispls, l[1])],
-            [Vec::new(), Vec::new()],
-        )
-    };
-    // SAFETY: as above.
-    unsafe {
-        w_init(
-            ALLTOALLW,
-            sbuf,
-            rbuf,
-            comm,
-            [scounts, rcounts],
-            displs,
-            [stypes, rtypes],
-            lens,
-            request,
-            real,
-        )
-    }
+    real = ffi::PMPI_Alltoallw_init;
 }
 
-/// `MPI_Neighbor_alltoallw_init`.
-///
-/// # Safety
-/// As `MPI_Neighbor_alltoallw_init`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallw_init(
-    sbuf: *const c_void,
-    scounts: *const c_int,
-    sdispls: *const ffi::MPI_Aint,
-    stypes: *const ffi::MPI_Datatype,
-    rbuf: *mut c_void,
-    rcounts: *const c_int,
-    rdispls: *const ffi::MPI_Aint,
-    rtypes: *const ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-    info: ffi::MPI_Info,
-    request: *mut ffi::MPI_Request,
-) -> c_int {
-    let real = || {
-        // SAFETY: the caller's arguments, forwarded.
-        unsafe {
-            ffi::PMPI_Neighbor_alltoallw_init(
-                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, info, request,
+persist_init! {
+    "MPI_Neighbor_alltoallw_init": neighbor_alltoallw_init(
+        sbuf: *const c_void,
+        scounts: *const c_int,
+        sdispls: *const ffi::MPI_Aint,
+        stypes: *const ffi::MPI_Datatype,
+        rbuf: *mut c_void,
+        rcounts: *const c_int,
+        rdispls: *const ffi::MPI_Aint,
+        rtypes: *const ffi::MPI_Datatype,
+        comm: ffi::MPI_Comm,
+    ) with (request, real) {
+        let Some([o, _, i, _]) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires out-degree (in-degree) entries in each array.
+        let displs = |l: [usize; 2]| {
+            (
+                [Vec::new(), Vec::new()],
+                [copy(sdispls, l[0]), copy(rdispls, l[1])],
             )
-        }
-    };
-    let Some([o, _, i, _]) = degrees(comm) else {
-        return to_real(real);
-    };
-    // SAFETY: MPI requires out-degree (in-degree) entries in each array.
-    let displs = |l: [usize; 2]| unsafe {
-        (
-            [Vec::new(), Vec::new()],
-            [copy(sdispls, l[0]), copy(rdispls, l[1])],
-        )
-    };
-    // SAFETY: as above.
-    unsafe {
-        w_init(
-            NEIGHBOR_ALLTOALLW,
-            sbuf,
-            rbuf,
-            comm,
-            [scounts, rcounts],
-            displs,
-            [stypes, rtypes],
-            [o, i],
-            request,
-            real,
-        )
+        };
+        let (counts, types) = ([scounts, rcounts], [stypes, rtypes]);
+        w_init(NEIGHBOR_ALLTOALLW, sbuf, rbuf, comm, counts, displs, types, [o, i], request, real)
     }
+    real = ffi::PMPI_Neighbor_alltoallw_init;
 }
