@@ -261,6 +261,9 @@ nb_entry! {
     "MPI_Ibarrier": ibarrier / ibarrier_to(comm: ffi::MPI_Comm) on comm;
     plan = nb_node(comm).map(|node| (node, Kind::Barrier));
     real = ffi::PMPI_Ibarrier;
+    persistent "MPI_Barrier_init": barrier_init;
+    init_args = args(BARRIER, comm);
+    init_real = ffi::PMPI_Barrier_init;
 }
 
 nb_entry! {
@@ -273,6 +276,15 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = bcast(buf, count, dt, root, comm);
     real = ffi::PMPI_Ibcast;
+    persistent "MPI_Bcast_init": bcast_init;
+    init_args = CollArgs {
+        rbuf: buf,
+        scount: count,
+        sdt: dt,
+        root,
+        ..args(BCAST, comm)
+    };
+    init_real = ffi::PMPI_Bcast_init;
 }
 
 nb_entry! {
@@ -288,6 +300,9 @@ nb_entry! {
     ) on comm, data(scount, sdt);
     plan = blocks(How::Gather, comm, sbuf, scount, sdt, rbuf, rcount, rdt, Some(root));
     real = ffi::PMPI_Igather;
+    persistent "MPI_Gather_init": gather_init;
+    init_args = blocks_args(GATHER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    init_real = ffi::PMPI_Gather_init;
 }
 
 nb_entry! {
@@ -302,6 +317,9 @@ nb_entry! {
     ) on comm, data(scount, sdt);
     plan = blocks(How::Gather, comm, sbuf, scount, sdt, rbuf, rcount, rdt, None);
     real = ffi::PMPI_Iallgather;
+    persistent "MPI_Allgather_init": allgather_init;
+    init_args = blocks_args(ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    init_real = ffi::PMPI_Allgather_init;
 }
 
 nb_entry! {
@@ -316,6 +334,9 @@ nb_entry! {
     ) on comm, data(scount, sdt);
     plan = blocks(How::Alltoall, comm, sbuf, scount, sdt, rbuf, rcount, rdt, None);
     real = ffi::PMPI_Ialltoall;
+    persistent "MPI_Alltoall_init": alltoall_init;
+    init_args = blocks_args(ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    init_real = ffi::PMPI_Alltoall_init;
 }
 
 nb_entry! {
@@ -331,4 +352,7 @@ nb_entry! {
     ) on comm, data(rcount, rdt);
     plan = blocks(How::Scatter, comm, sbuf, scount, sdt, rbuf, rcount, rdt, Some(root));
     real = ffi::PMPI_Iscatter;
+    persistent "MPI_Scatter_init": scatter_init;
+    init_args = blocks_args(SCATTER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
+    init_real = ffi::PMPI_Scatter_init;
 }

@@ -46,147 +46,8 @@
 //! `MPI_COMM_WORLD` (`coll::prepare`), or else its first blocking
 //! collective; until then its calls go to the real MPI.
 
-/// Writes the two entry points of a nonblocking collective from its MPI
-/// signature, once:
-/// - `$to`: plans the operation (`plan`, an `Option<(&Node, Kind)>`:
-///   `None` for the real MPI) and queues it under a new request or a
-///   persistent one being started (`to`), or makes the real call (`real`,
-///   with the same arguments and the request) — see [`calls::queue_or`];
-///   the persistent forms start through it;
-/// - `$name`: the routine itself, whose request is new (documented by
-///   the doc comment before the routine's name, if any).
-///
-/// The plan is either an expression (`plan = ...;`) or a function of the
-/// routine's arguments written in place (`op = name { ... }`).
-///
-/// `data` names what `HEAPMPI_PROFILE` counts (elements, datatype) where
-/// the entry knows it; a plan that learns it later records it itself;
-/// `after` runs once the call (heapmpi's or the real one) succeeded: the
-/// `v` and `w` all-to-alls count their per-peer arrays there.
-/// `plan` runs inside the `unsafe` block that holds the entry's contract
-/// (the MPI routine's: valid handles, buffers and arrays as the standard
-/// describes them), so it writes no `unsafe` of its own.
-macro_rules! nb_entry {
-    // `op = name { body }`: the plan is a function of the same arguments,
-    // written here once (`name`, also what a persistent form's
-    // initialisation asks).
-    (
-        $(#[doc = $doc:literal])*
-        $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
-        $(, data($count:expr, $dt:expr))? $(, after($after:expr))?;
-        op = $op:ident $body:block
-        real = $real:path;
-    ) => {
-        #[doc = concat!("The operation of `", $mpi, "`, or `None` for the real MPI.")]
-        ///
-        /// # Safety
-        #[doc = concat!("As `", $mpi, "`.")]
-        #[allow(clippy::too_many_arguments)]
-        pub(super) unsafe fn $op(
-            $($arg: $ty,)*
-        ) -> Option<(&'static $crate::comm::node::Node, $crate::coll::nb::Kind)> $body
-
-        nb_entry! {
-            $(#[doc = $doc])*
-            $mpi: $name / $to($($arg: $ty),*) on $comm $(, data($count, $dt))? $(, after($after))?;
-            plan = $op($($arg),*);
-            real = $real;
-        }
-    };
-    (
-        $(#[doc = $doc:literal])*
-        $mpi:literal: $name:ident / $to:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident
-        $(, data($count:expr, $dt:expr))? $(, after($after:expr))?;
-        plan = $plan:expr;
-        real = $real:path;
-    ) => {
-        #[doc = concat!("`", $mpi, "`, its request new or a persistent one being started (`to`).")]
-        ///
-        /// # Safety
-        #[doc = concat!("As `", $mpi, "`; `to` as `queue_or`'s.")]
-        #[allow(clippy::too_many_arguments)]
-        pub(super) unsafe fn $to(
-            $($arg: $ty,)*
-            to: $crate::coll::nb::To,
-        ) -> core::ffi::c_int {
-            $(crate::profile::data($count as i64, $dt);)?
-            // SAFETY: the caller's arguments, as the MPI routine's contract
-            // has them (the plan reads them; the real call forwards them
-            // unchanged).
-            unsafe {
-                let planned: Option<(&'static $crate::comm::node::Node, $crate::coll::nb::Kind)> =
-                    $plan;
-                let rc = $crate::coll::nb::calls::queue_or($comm, planned, to, |request| {
-                    $real($($arg,)* request)
-                });
-                $(if rc == 0 {
-                    $after;
-                })?
-                rc
-            }
-        }
-
-        #[doc = concat!("`", $mpi, "`.")]
-        $(#[doc = $doc])*
-        ///
-        /// # Safety
-        #[doc = concat!("As `", $mpi, "`.")]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe fn $name(
-            $($arg: $ty,)*
-            request: *mut mpi_sys::MPI_Request,
-        ) -> core::ffi::c_int {
-            // SAFETY: the caller's arguments.
-            unsafe { $to($($arg,)* $crate::coll::nb::To::New(request)) }
-        }
-    };
-}
-
-/// Writes an MPI-4 persistent collective's initialisation (`MPI_*_init`)
-/// from its signature, once: the routine's arguments, then `info` and the
-/// request out-pointer, which only the real call reads (heapmpi takes no
-/// hint). `args = ...` builds the [`CollArgs`](crate::p2p::engine::CollArgs)
-/// handed to `persist::init`; the `v` and `w` forms, which copy arrays
-/// first, write the body themselves (`with (request, real) { ... }`,
-/// naming the out-pointer and the real initialisation, a closure).
-#[cfg(heapmpi_mpi4_base)]
-macro_rules! persist_init {
-    (
-        $mpi:literal: $name:ident ( $($arg:ident : $ty:ty),* $(,)? );
-        args = $args:expr;
-        real = $real:path;
-    ) => {
-        persist_init! {
-            $mpi: $name($($arg: $ty),*) with (request, real) {
-                $crate::coll::nb::persist::init($args, request, real)
-            }
-            real = $real;
-        }
-    };
-    (
-        $mpi:literal: $name:ident ( $($arg:ident : $ty:ty),* $(,)? )
-        with ($request:ident, $realf:ident) $body:block
-        real = $real:path;
-    ) => {
-        #[doc = concat!("`", $mpi, "`.")]
-        ///
-        /// # Safety
-        #[doc = concat!("As `", $mpi, "`.")]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe fn $name(
-            $($arg: $ty,)*
-            info: mpi_sys::MPI_Info,
-            $request: *mut mpi_sys::MPI_Request,
-        ) -> core::ffi::c_int {
-            // SAFETY: the caller's arguments, forwarded unchanged.
-            let $realf = || unsafe { $real($($arg,)* info, $request) };
-            // SAFETY: the caller's arguments, as the MPI routine's contract
-            // has them (valid handles; buffers and arrays as the standard
-            // describes them).
-            unsafe { $body }
-        }
-    };
-}
+#[macro_use]
+mod entry;
 
 mod calls;
 mod large;
@@ -199,23 +60,26 @@ mod reduce;
 mod vcalls;
 mod vector;
 
+#[cfg(heapmpi_mpi4_base)]
+pub use calls::scatter_init;
+#[cfg(heapmpi_mpi4_base)]
+pub use calls::{allgather_init, alltoall_init, barrier_init, bcast_init, gather_init};
 pub use calls::{iallgather, ialltoall, ibarrier, ibcast, igather, iscatter};
 pub use neighbor::{
     ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
     ineighbor_alltoallw,
 };
 #[cfg(heapmpi_mpi4_base)]
-pub use persist::{
-    allgather_init, allreduce_init, alltoall_init, barrier_init, bcast_init, exscan_init,
-    gather_init, reduce_init, reduce_scatter_block_init, scan_init, scatter_init,
-};
+pub use neighbor::{neighbor_allgather_init, neighbor_allgatherv_init, neighbor_alltoall_init};
 #[cfg(heapmpi_mpi4_base)]
-pub use persist_v::{
-    allgatherv_init, alltoallv_init, alltoallw_init, gatherv_init, neighbor_allgather_init,
-    neighbor_allgatherv_init, neighbor_alltoall_init, neighbor_alltoallv_init,
-    neighbor_alltoallw_init, reduce_scatter_init, scatterv_init,
-};
+pub use neighbor::{neighbor_alltoallv_init, neighbor_alltoallw_init};
+#[cfg(heapmpi_mpi4_base)]
+pub use reduce::{allreduce_init, exscan_init, reduce_init, reduce_scatter_block_init};
 pub use reduce::{iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan};
+#[cfg(heapmpi_mpi4_base)]
+pub use reduce::{reduce_scatter_init, scan_init};
+#[cfg(heapmpi_mpi4_base)]
+pub use vcalls::{allgatherv_init, alltoallv_init, alltoallw_init, gatherv_init, scatterv_init};
 pub use vcalls::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};
 
 use std::sync::{Mutex, MutexGuard, TryLockError};

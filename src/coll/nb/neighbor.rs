@@ -111,6 +111,9 @@ nb_entry! {
     ) on comm, data(scount, sdt);
     plan = uniform(Call::Gather, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     real = ffi::PMPI_Ineighbor_allgather;
+    persistent "MPI_Neighbor_allgather_init": neighbor_allgather_init;
+    init_args = blocks_args(NEIGHBOR_ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    init_real = ffi::PMPI_Neighbor_allgather_init;
 }
 
 nb_entry! {
@@ -146,6 +149,16 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Ineighbor_allgatherv;
+    persistent "MPI_Neighbor_allgatherv_init": neighbor_allgatherv_init with (request, real) {
+        let a = blocks_args(NEIGHBOR_ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
+        let Some(lens) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires in-degree entries.
+        let arrays = [NONE, NONE, all(rcounts), all(displs)];
+        v_init(a, arrays, Some(lens), request, real)
+    }
+    init_real = ffi::PMPI_Neighbor_allgatherv_init;
 }
 
 nb_entry! {
@@ -160,6 +173,9 @@ nb_entry! {
     ) on comm, data(scount, sdt);
     plan = uniform(Call::Alltoall, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     real = ffi::PMPI_Ineighbor_alltoall;
+    persistent "MPI_Neighbor_alltoall_init": neighbor_alltoall_init;
+    init_args = blocks_args(NEIGHBOR_ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
+    init_real = ffi::PMPI_Neighbor_alltoall_init;
 }
 
 nb_entry! {
@@ -210,6 +226,16 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Ineighbor_alltoallv;
+    persistent "MPI_Neighbor_alltoallv_init": neighbor_alltoallv_init with (request, real) {
+        let a = blocks_args(NEIGHBOR_ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+        let Some(lens) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires out-degree (in-degree) entries.
+        let arrays = [all(scounts), all(sdispls), all(rcounts), all(rdispls)];
+        v_init(a, arrays, Some(lens), request, real)
+    }
+    init_real = ffi::PMPI_Neighbor_alltoallv_init;
 }
 
 nb_entry! {
@@ -250,4 +276,19 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Ineighbor_alltoallw;
+    persistent "MPI_Neighbor_alltoallw_init": neighbor_alltoallw_init with (request, real) {
+        let Some([o, _, i, _]) = degrees(comm) else {
+            return to_real(real);
+        };
+        // MPI requires out-degree (in-degree) entries in each array.
+        let displs = |l: [usize; 2]| {
+            (
+                [Vec::new(), Vec::new()],
+                [copy(sdispls, l[0]), copy(rdispls, l[1])],
+            )
+        };
+        let (counts, types) = ([scounts, rcounts], [stypes, rtypes]);
+        w_init(NEIGHBOR_ALLTOALLW, sbuf, rbuf, comm, counts, displs, types, [o, i], request, real)
+    }
+    init_real = ffi::PMPI_Neighbor_alltoallw_init;
 }

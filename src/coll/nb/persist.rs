@@ -1,8 +1,12 @@
 //! MPI-4 persistent collectives (`MPI_Barrier_init`, `Bcast_init`,
 //! `Reduce_init`, `Allreduce_init`, `Gather_init`, `Allgather_init`,
 //! `Alltoall_init`, `Scatter_init`, `Scan_init`, `Exscan_init`,
-//! `Reduce_scatter_block_init`, and the neighbourhood and `v` forms of
-//! [`super::persist_v`]) on communicators inside one node.
+//! `Reduce_scatter_block_init`, and the neighbourhood, `v` and `w` forms)
+//! on communicators inside one node: the initialisation every form ends
+//! in ([`init`]) and the start. The routines themselves are written next
+//! to their nonblocking forms, from the same signature (`nb_entry!`), out
+//! of [`prelude`]; the `v` and `w` forms' array copies are
+//! [`super::persist_v`]'s.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -50,6 +54,22 @@ use super::vcalls::{igatherv_op, igatherv_to, iscatterv_op, iscatterv_to};
 use super::{nb_node, Fold, How, Kind, To};
 use crate::comm::node::Node;
 use crate::p2p::engine::CollArgs;
+
+/// What the bodies of the initialisations (`persist_init!`, next to each
+/// nonblocking entry) build from.
+pub(super) mod prelude {
+    pub(in crate::coll::nb) use super::super::super::{in_place, to_real};
+    pub(in crate::coll::nb) use super::super::persist_v::NONE;
+    pub(in crate::coll::nb) use super::super::persist_v::{all, copy, degrees, v_init, w_init};
+    pub(in crate::coll::nb) use super::{args, blocks_args, fold_args};
+    pub(in crate::coll::nb) use super::{ALLGATHER, ALLGATHERV, ALLREDUCE, ALLTOALL, ALLTOALLV};
+    pub(in crate::coll::nb) use super::{ALLTOALLW, BARRIER, BCAST, EXSCAN, GATHER, GATHERV};
+    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV};
+    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLTOALL, NEIGHBOR_ALLTOALLV};
+    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLTOALLW, REDUCE, REDUCE_SCATTER};
+    pub(in crate::coll::nb) use super::{REDUCE_SCATTER_BLOCK, SCAN, SCATTER, SCATTERV};
+    pub(in crate::coll::nb) use crate::p2p::engine::CollArgs;
+}
 
 /// The routines, as [`CollArgs::call`] numbers them.
 pub(super) const BARRIER: u8 = 0;
@@ -238,159 +258,8 @@ pub(super) fn blocks_args(
 
 // The initialisations.
 
-persist_init! {
-    "MPI_Barrier_init": barrier_init(comm: ffi::MPI_Comm);
-    args = args(BARRIER, comm);
-    real = ffi::PMPI_Barrier_init;
-}
-
-persist_init! {
-    "MPI_Bcast_init": bcast_init(
-        buf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        root: c_int,
-        comm: ffi::MPI_Comm,
-    );
-    args = CollArgs {
-        rbuf: buf,
-        scount: count,
-        sdt: dt,
-        root,
-        ..args(BCAST, comm)
-    };
-    real = ffi::PMPI_Bcast_init;
-}
-
-persist_init! {
-    "MPI_Reduce_init": reduce_init(
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        op: ffi::MPI_Op,
-        root: c_int,
-        comm: ffi::MPI_Comm,
-    );
-    args = CollArgs {
-        root,
-        ..fold_args(REDUCE, sbuf, rbuf, count, dt, op, comm)
-    };
-    real = ffi::PMPI_Reduce_init;
-}
-
-persist_init! {
-    "MPI_Allreduce_init": allreduce_init(
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        op: ffi::MPI_Op,
-        comm: ffi::MPI_Comm,
-    );
-    args = fold_args(ALLREDUCE, sbuf, rbuf, count, dt, op, comm);
-    real = ffi::PMPI_Allreduce_init;
-}
-
-persist_init! {
-    "MPI_Scan_init": scan_init(
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        op: ffi::MPI_Op,
-        comm: ffi::MPI_Comm,
-    );
-    args = fold_args(SCAN, sbuf, rbuf, count, dt, op, comm);
-    real = ffi::PMPI_Scan_init;
-}
-
-persist_init! {
-    "MPI_Exscan_init": exscan_init(
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        op: ffi::MPI_Op,
-        comm: ffi::MPI_Comm,
-    );
-    args = fold_args(EXSCAN, sbuf, rbuf, count, dt, op, comm);
-    real = ffi::PMPI_Exscan_init;
-}
-
-persist_init! {
-    "MPI_Reduce_scatter_block_init": reduce_scatter_block_init(
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: c_int,
-        dt: ffi::MPI_Datatype,
-        op: ffi::MPI_Op,
-        comm: ffi::MPI_Comm,
-    );
-    args = fold_args(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm);
-    real = ffi::PMPI_Reduce_scatter_block_init;
-}
-
-persist_init! {
-    "MPI_Gather_init": gather_init(
-        sbuf: *const c_void,
-        scount: c_int,
-        sdt: ffi::MPI_Datatype,
-        rbuf: *mut c_void,
-        rcount: c_int,
-        rdt: ffi::MPI_Datatype,
-        root: c_int,
-        comm: ffi::MPI_Comm,
-    );
-    args = blocks_args(GATHER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
-    real = ffi::PMPI_Gather_init;
-}
-
-persist_init! {
-    "MPI_Allgather_init": allgather_init(
-        sbuf: *const c_void,
-        scount: c_int,
-        sdt: ffi::MPI_Datatype,
-        rbuf: *mut c_void,
-        rcount: c_int,
-        rdt: ffi::MPI_Datatype,
-        comm: ffi::MPI_Comm,
-    );
-    args = blocks_args(ALLGATHER, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
-    real = ffi::PMPI_Allgather_init;
-}
-
-persist_init! {
-    "MPI_Alltoall_init": alltoall_init(
-        sbuf: *const c_void,
-        scount: c_int,
-        sdt: ffi::MPI_Datatype,
-        rbuf: *mut c_void,
-        rcount: c_int,
-        rdt: ffi::MPI_Datatype,
-        comm: ffi::MPI_Comm,
-    );
-    args = blocks_args(ALLTOALL, sbuf, scount, sdt, rbuf, rcount, rdt, 0, comm);
-    real = ffi::PMPI_Alltoall_init;
-}
-
-persist_init! {
-    "MPI_Scatter_init": scatter_init(
-        sbuf: *const c_void,
-        scount: c_int,
-        sdt: ffi::MPI_Datatype,
-        rbuf: *mut c_void,
-        rcount: c_int,
-        rdt: ffi::MPI_Datatype,
-        root: c_int,
-        comm: ffi::MPI_Comm,
-    );
-    args = blocks_args(SCATTER, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
-    real = ffi::PMPI_Scatter_init;
-}
-
 /// The reductions' arguments (the root, where there is one, apart).
-fn fold_args(
+pub(super) fn fold_args(
     call: u8,
     sbuf: *const c_void,
     rbuf: *mut c_void,

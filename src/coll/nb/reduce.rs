@@ -94,6 +94,12 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = reduction(comm, sbuf, rbuf, count, dt, op, Some(root), Fold::All);
     real = ffi::PMPI_Ireduce;
+    persistent "MPI_Reduce_init": reduce_init;
+    init_args = CollArgs {
+        root,
+        ..fold_args(REDUCE, sbuf, rbuf, count, dt, op, comm)
+    };
+    init_real = ffi::PMPI_Reduce_init;
 }
 
 nb_entry! {
@@ -107,6 +113,9 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::All);
     real = ffi::PMPI_Iallreduce;
+    persistent "MPI_Allreduce_init": allreduce_init;
+    init_args = fold_args(ALLREDUCE, sbuf, rbuf, count, dt, op, comm);
+    init_real = ffi::PMPI_Allreduce_init;
 }
 
 nb_entry! {
@@ -120,6 +129,9 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Scan);
     real = ffi::PMPI_Iscan;
+    persistent "MPI_Scan_init": scan_init;
+    init_args = fold_args(SCAN, sbuf, rbuf, count, dt, op, comm);
+    init_real = ffi::PMPI_Scan_init;
 }
 
 nb_entry! {
@@ -133,6 +145,9 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Exscan);
     real = ffi::PMPI_Iexscan;
+    persistent "MPI_Exscan_init": exscan_init;
+    init_args = fold_args(EXSCAN, sbuf, rbuf, count, dt, op, comm);
+    init_real = ffi::PMPI_Exscan_init;
 }
 
 nb_entry! {
@@ -146,6 +161,9 @@ nb_entry! {
     ) on comm, data(count, dt);
     plan = reduction(comm, sbuf, rbuf, count, dt, op, None, Fold::Block);
     real = ffi::PMPI_Ireduce_scatter_block;
+    persistent "MPI_Reduce_scatter_block_init": reduce_scatter_block_init;
+    init_args = fold_args(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm);
+    init_real = ffi::PMPI_Reduce_scatter_block_init;
 }
 
 nb_entry! {
@@ -184,6 +202,18 @@ nb_entry! {
         )
     }
     real = ffi::PMPI_Ireduce_scatter;
+    persistent "MPI_Reduce_scatter_init": reduce_scatter_init with (request, real) {
+        let a = CollArgs {
+            sbuf,
+            rbuf,
+            sdt: dt,
+            op,
+            root: -1,
+            ..args(REDUCE_SCATTER, comm)
+        };
+        v_init(a, [NONE, NONE, all(counts), NONE], None, request, real)
+    }
+    init_real = ffi::PMPI_Reduce_scatter_init;
 }
 
 /// Member `me`'s first element and the total of `counts` (one per

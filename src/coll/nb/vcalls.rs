@@ -49,6 +49,12 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Igatherv;
+    persistent "MPI_Gatherv_init": gatherv_init with (request, real) {
+        let a = blocks_args(GATHERV, sbuf, scount, sdt, rbuf, 0, rdt, root, comm);
+        let at_root = |p| (p, true, false);
+        v_init(a, [NONE, NONE, at_root(rcounts), at_root(displs)], None, request, real)
+    }
+    init_real = ffi::PMPI_Gatherv_init;
 }
 
 nb_entry! {
@@ -86,6 +92,12 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Iscatterv;
+    persistent "MPI_Scatterv_init": scatterv_init with (request, real) {
+        let a = blocks_args(SCATTERV, sbuf, 0, sdt, rbuf, rcount, rdt, root, comm);
+        let at_root = |p| (p, true, false);
+        v_init(a, [at_root(scounts), at_root(displs), NONE, NONE], None, request, real)
+    }
+    init_real = ffi::PMPI_Scatterv_init;
 }
 
 nb_entry! {
@@ -122,6 +134,12 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Iallgatherv;
+    persistent "MPI_Allgatherv_init": allgatherv_init with (request, real) {
+        // Root -1: no member is one; every array is significant everywhere.
+        let a = blocks_args(ALLGATHERV, sbuf, scount, sdt, rbuf, 0, rdt, -1, comm);
+        v_init(a, [NONE, NONE, all(rcounts), all(displs)], None, request, real)
+    }
+    init_real = ffi::PMPI_Allgatherv_init;
 }
 
 nb_entry! {
@@ -167,6 +185,15 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Ialltoallv;
+    persistent "MPI_Alltoallv_init": alltoallv_init with (request, real) {
+        let a = blocks_args(ALLTOALLV, sbuf, 0, sdt, rbuf, 0, rdt, -1, comm);
+        // The send arrays are not significant in place.
+        let sends = sbuf != in_place();
+        let send = |p| (p, sends, sends);
+        let arrays = [send(scounts), send(sdispls), all(rcounts), all(rdispls)];
+        v_init(a, arrays, None, request, real)
+    }
+    init_real = ffi::PMPI_Alltoallv_init;
 }
 
 nb_entry! {
@@ -217,4 +244,25 @@ nb_entry! {
         }
     }
     real = ffi::PMPI_Ialltoallw;
+    persistent "MPI_Alltoallw_init": alltoallw_init with (request, real) {
+        let mut size = 0;
+        // An invalid communicator fails here and the real initialisation
+        // reports it.
+        if ffi::PMPI_Comm_size(comm, &mut size) != 0 || size < 1 {
+            return to_real(real);
+        }
+        // The send arrays are not significant in place; MPI requires n
+        // entries in each significant one.
+        let n = size as usize;
+        let lens = [if sbuf == in_place() { 0 } else { n }, n];
+        let displs = |l: [usize; 2]| {
+            (
+                [copy(sdispls, l[0]), copy(rdispls, l[1])],
+                [Vec::new(), Vec::new()],
+            )
+        };
+        let (counts, types) = ([scounts, rcounts], [stypes, rtypes]);
+        w_init(ALLTOALLW, sbuf, rbuf, comm, counts, displs, types, lens, request, real)
+    }
+    init_real = ffi::PMPI_Alltoallw_init;
 }
