@@ -155,6 +155,43 @@ fn p2p_large_messages() {
     conformance("p2p_large_messages", "p2p_large", "large");
 }
 
+/// Derived datatypes of 2 GiB and more (`p2p_bigtype.c`, with its big
+/// sections: 4 to 6.5 GB of memory for some seconds, so 2 ranks only):
+/// stdout as stock's, and the BigMPI-style struct types sent as the bytes
+/// they are: of rank 0's four sends only the gapped vector is staged
+/// (packed).
+#[test]
+fn p2p_big_datatypes() {
+    let mut fl = Failures::new();
+    let args: &[&str] = &["big"];
+    for f in available_flavours() {
+        let stock_case = Case::new("p2p_bigtype", f, Mode::Stock, 2).args(args);
+        let Some(stock) = reference(&mut fl, &stock_case, 2, "bigtype") else {
+            continue;
+        };
+        for mode in HEAPMPI_MODES {
+            let case = Case::new("p2p_bigtype", f, mode, 2).args(args).env(&STATS);
+            fl.run(case, |o| {
+                check_same_as_stock(o, &stock)?;
+                check_status_lines(o, 2, HeapState::Active)?;
+                check_nothing_left(o)?;
+                // The point-to-point part's count (the first on the line);
+                // rank 1 sends nothing; the lines come in any order.
+                let mut staged = stats_part(&o.stderr, " staged=")?;
+                staged.sort_unstable();
+                if staged != [0, 1] {
+                    return Err(format!(
+                        "staged sends per rank {staged:?}: rank 0 should have packed only \
+                         the gapped vector, and sent the struct types as they are"
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("p2p_big_datatypes");
+}
+
 #[test]
 fn p2p_thread_multiple() {
     conformance("p2p_thread_multiple", "p2p_threads", "threads");

@@ -16,6 +16,11 @@ use mpi_sys as ffi;
 
 use crate::raw::RawHandle;
 
+mod pack;
+mod run;
+
+pub use pack::{pack, unpack_prefix};
+
 /// What a send or receive needs to know about its datatype.
 #[derive(Clone, Copy, Debug)]
 pub struct Dt {
@@ -79,6 +84,7 @@ pub fn init() {
             ffi::PMPI_Type_free(&mut t);
         }
     }
+    run::learn();
 }
 
 const CACHE: usize = 8;
@@ -182,6 +188,11 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
             types.into_iter().for_each(free_if_derived);
             dense
         });
+    // A large derived element whose blocks abut (see [`run`]): worth the
+    // few calls that decode it, and beyond 2 GiB the only way that does
+    // not go through `MPI_Pack`'s `int` sizes.
+    let dense_parts =
+        dense_parts || (size as u64 >= RUN_MIN && run::single_run(dt) == Some((0, size as i64)));
     let mut contig = false;
     if dense_parts {
         let (lb, ext, tlb, text) = extents(dt);
@@ -194,6 +205,11 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
     };
     Some((d, named))
 }
+
+/// Elements of a derived datatype from this size are decoded to find
+/// whether they are one run of bytes (see [`run`]); smaller ones are
+/// packed (decoding costs a few MPI calls per send).
+const RUN_MIN: u64 = 64 << 10;
 
 /// (lower bound, extent, true lower bound, true extent) of a valid
 /// datatype.
@@ -210,131 +226,6 @@ fn extents(dt: ffi::MPI_Datatype) -> (ffi::MPI_Aint, ffi::MPI_Aint, ffi::MPI_Ain
 /// Bytes `count` elements of `dt` occupy when packed.
 pub fn packed_size(count: c_int, dt: &Dt) -> usize {
     count as usize * dt.size
-}
-
-/// Runs `f` on an equivalent (buffer, count, datatype) triple whose buffer
-/// is not null: MPICH's `MPI_Pack`/`MPI_Unpack` refuse `MPI_BOTTOM` (a null
-/// buffer with absolute displacements). The triple becomes one element of a
-/// temporary struct type holding the `count` elements at displacement
-/// `-anchor`, packed from `anchor` (any non-null address): the same bytes.
-fn non_null<R>(
-    buf: *const u8,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    f: impl FnOnce(*const u8, c_int, ffi::MPI_Datatype) -> R,
-) -> R {
-    if !buf.is_null() || count == 0 {
-        return f(buf, count, dt);
-    }
-    static ANCHOR: u8 = 0;
-    let anchor = &ANCHOR as *const u8;
-    let disp: ffi::MPI_Aint = (anchor as usize).wrapping_neg() as ffi::MPI_Aint;
-    let mut t = dt;
-    // SAFETY: a one-block struct type over a valid datatype; freed below.
-    unsafe {
-        let types = [dt];
-        if ffi::PMPI_Type_create_struct(1, &count, &disp, types.as_ptr() as *mut _, &mut t) != 0
-            || ffi::PMPI_Type_commit(&mut t) != 0
-        {
-            return f(buf, count, dt);
-        }
-    }
-    let r = f(anchor, 1, t);
-    // SAFETY: the temporary type made above.
-    unsafe { ffi::PMPI_Type_free(&mut t) };
-    r
-}
-
-/// Packs `count` elements of `dt` at `buf` into `out` (room for
-/// `packed_size` bytes). Returns false if the real MPI refused (e.g. an
-/// uncommitted type).
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt`; `out` has room for `len` bytes.
-pub unsafe fn pack(
-    buf: *const u8,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    out: *mut u8,
-    len: usize,
-    comm: ffi::MPI_Comm,
-) -> bool {
-    non_null(buf, count, dt, |buf, count, dt| {
-        let mut pos: c_int = 0;
-        // SAFETY: per the contract (the same bytes as the caller's triple).
-        unsafe {
-            ffi::PMPI_Pack(
-                buf.cast(),
-                count,
-                dt,
-                out.cast(),
-                len.min(c_int::MAX as usize) as c_int,
-                &mut pos,
-                comm,
-            ) == 0
-        }
-    })
-}
-
-/// Unpacks the first `len` packed bytes at `src` into `count` elements of
-/// `dt` at `buf`, `len ≤ count * size`. A trailing partial element updates
-/// only the bytes the message carries: the element is packed from the
-/// buffer, overwritten with the message's prefix, and unpacked back.
-///
-/// # Safety
-/// `src` holds `len` readable bytes; `buf` holds `count` elements of `dt`.
-pub unsafe fn unpack_prefix(
-    src: *const u8,
-    len: usize,
-    buf: *mut u8,
-    count: c_int,
-    dt: ffi::MPI_Datatype,
-    d: &Dt,
-    comm: ffi::MPI_Comm,
-) {
-    if d.size == 0 || len == 0 {
-        return;
-    }
-    let full = (len / d.size).min(count as usize);
-    let rem = len - full * d.size;
-    let mut pos: c_int = 0;
-    // SAFETY: per the contract; `full * size ≤ len` bytes are read.
-    unsafe {
-        if full > 0 {
-            non_null(buf, full as c_int, dt, |b, c, t| {
-                ffi::PMPI_Unpack(
-                    src.cast(),
-                    len.min(c_int::MAX as usize) as c_int,
-                    &mut pos,
-                    b as *mut c_void,
-                    c,
-                    t,
-                    comm,
-                )
-            });
-        }
-        if rem > 0 && full < count as usize {
-            let (_, ext, _, _) = extents(dt);
-            // The cast is needed where MPI_Aint is `long` (MPICH).
-            #[allow(clippy::unnecessary_cast)]
-            let elem = buf.wrapping_offset((full as isize).wrapping_mul(ext as isize));
-            let mut tmp = vec![0u8; d.size];
-            pack(elem, 1, dt, tmp.as_mut_ptr(), d.size, comm);
-            core::ptr::copy_nonoverlapping(src.add(full * d.size), tmp.as_mut_ptr(), rem);
-            let mut p2: c_int = 0;
-            non_null(elem, 1, dt, |b, c, t| {
-                ffi::PMPI_Unpack(
-                    tmp.as_ptr().cast(),
-                    d.size as c_int,
-                    &mut p2,
-                    b as *mut c_void,
-                    c,
-                    t,
-                    comm,
-                )
-            });
-        }
-    }
 }
 
 /// The layout of `count` elements of a datatype in memory: the span of
@@ -618,14 +509,31 @@ fn envelope(dt: ffi::MPI_Datatype) -> Option<Envelope> {
 /// The datatypes a derived datatype is built from (the caller frees them
 /// with [`free_if_derived`]).
 fn contents_types(dt: ffi::MPI_Datatype, env: &Envelope) -> Option<Vec<ffi::MPI_Datatype>> {
+    contents(dt, env).map(|c| c.types)
+}
+
+/// What `MPI_Type_get_contents` tells of a derived datatype.
+struct Contents {
+    /// The constructor's arguments in its order: the integers then the
+    /// addresses, or the large counts of a type built with the
+    /// large-count constructors (MPI-4.0 §5.1.13 lists them alike).
+    values: Vec<i64>,
+    /// The datatypes it is built from (the caller frees them with
+    /// [`free_if_derived`]).
+    types: Vec<ffi::MPI_Datatype>,
+}
+
+/// The contents of a derived datatype whose envelope is `env`.
+fn contents(dt: ffi::MPI_Datatype, env: &Envelope) -> Option<Contents> {
     let mut ints = vec![0 as c_int; env.ni];
     let mut addrs = vec![0 as ffi::MPI_Aint; env.na];
     // SAFETY: reading an MPI constant.
     let mut types = vec![unsafe { ffi::RSMPI_DATATYPE_NULL }; env.nd];
+    #[cfg_attr(not(heapmpi_mpi4), allow(unused_mut))]
+    let mut counts = vec![0 as ffi::MPI_Count; env.nc];
     #[cfg(heapmpi_mpi4)]
     // SAFETY: arrays of the sizes the envelope gave.
     let rc = unsafe {
-        let mut counts = vec![0 as ffi::MPI_Count; env.nc];
         ffi::PMPI_Type_get_contents_c(
             dt,
             env.ni as ffi::MPI_Count,
@@ -652,7 +560,20 @@ fn contents_types(dt: ffi::MPI_Datatype, env: &Envelope) -> Option<Vec<ffi::MPI_
             types.as_mut_ptr(),
         )
     };
-    (rc == 0).then_some(types)
+    if rc != 0 {
+        return None;
+    }
+    // The casts are needed where MPI_Aint or MPI_Count is `long`.
+    #[allow(clippy::unnecessary_cast)]
+    let values = if counts.is_empty() {
+        ints.iter()
+            .map(|&i| i as i64)
+            .chain(addrs.iter().map(|&a| a as i64))
+            .collect()
+    } else {
+        counts.iter().map(|&c| c as i64).collect()
+    };
+    Some(Contents { values, types })
 }
 
 /// Frees a datatype `MPI_Type_get_contents` returned, unless predefined
