@@ -4,10 +4,12 @@
 //! A message travels in the MPI library's native packed representation
 //! (`MPI_Pack`), which on one node is the raw bytes of the basic elements in
 //! type-map order. A predefined datatype whose size equals its extent (no
-//! holes, as with `MPI_INT` but not `MPI_DOUBLE_INT`) is copied with
-//! `memcpy`; everything else is packed by the sender and unpacked by the
-//! receiver with the real MPI's `PMPI_Pack`/`PMPI_Unpack`, which handle every
-//! derived type, `MPI_BOTTOM` with absolute addresses included.
+//! holes, as with `MPI_INT` but not `MPI_DOUBLE_INT`), a contiguous type of
+//! one, and a large derived type whose blocks abut in order ([`run`]) are
+//! copied with `memcpy`; everything else is packed by the sender and
+//! unpacked by the receiver with the real MPI's `PMPI_Pack`/`PMPI_Unpack`
+//! ([`pack`]), which handle every derived type, `MPI_BOTTOM` with absolute
+//! addresses included, 2 GiB and more in pieces.
 
 use core::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -18,13 +18,12 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use mpi_sys as ffi;
 
-use super::{contents, envelope, extents, free_if_derived, NAMED};
+use super::{contents, envelope, extents, free_if_derived, CONTIGUOUS, NAMED};
 
-/// Combiners this analysis follows (learned at init; `i32::MIN` until
-/// then, which no type has). Written once at init, before any
+/// Combiners this analysis follows besides `NAMED` and `CONTIGUOUS` (the
+/// parent's; learned at init; `i32::MIN` until then, which no type has). Written once at init, before any
 /// communication: Relaxed is enough (MPI_Init synchronises).
 static DUP: AtomicI32 = AtomicI32::new(i32::MIN);
-static CONTIGUOUS: AtomicI32 = AtomicI32::new(i32::MIN);
 static VECTOR: AtomicI32 = AtomicI32::new(i32::MIN);
 static HVECTOR: AtomicI32 = AtomicI32::new(i32::MIN);
 static STRUCT: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -54,9 +53,6 @@ pub(super) fn learn() {
     // an out-pointer for the new type.
     let int = unsafe { ffi::RSMPI_INT32_T };
     learn_one(&DUP, &|t| unsafe { ffi::PMPI_Type_dup(int, t) });
-    learn_one(&CONTIGUOUS, &|t| unsafe {
-        ffi::PMPI_Type_contiguous(2, int, t)
-    });
     learn_one(&VECTOR, &|t| unsafe {
         ffi::PMPI_Type_vector(2, 1, 2, int, t)
     });
