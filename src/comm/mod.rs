@@ -14,7 +14,7 @@
 //! real MPI.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use mpi_sys as ffi;
 
@@ -56,6 +56,11 @@ pub struct CommInfo {
     /// gathered by the first neighbourhood collective (see
     /// [`topo::gather`]); `None` inside when it has none heapmpi can use.
     pub topo: std::sync::OnceLock<Option<topo::Neighbors>>,
+    /// Persistent collectives initialised on it that asked for a channel
+    /// of [`CommInfo::nb`] (`coll::nb::persist`): the next one's channel
+    /// number. Relaxed: only the count matters (an atomic increment loses
+    /// none), and the program orders a communicator's collective calls.
+    pub persistent: AtomicU32,
 }
 
 impl CommInfo {
@@ -360,6 +365,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             node: std::sync::OnceLock::new(),
             nb: std::sync::OnceLock::new(),
             topo: std::sync::OnceLock::new(),
+            persistent: AtomicU32::new(0),
         })
     }
 }

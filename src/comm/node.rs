@@ -29,6 +29,9 @@
 //! line. A member that lets others read its own buffers waits for their
 //! `done` before it returns.
 //!
+//! A block ends in a table of channels: blocks of their own for operations
+//! that must not take the communicator's steps (see [`Node::channel`]).
+//!
 //! The block is allocated by the member of rank 0 from its part of the heap
 //! (only the owner of a part may free in it), its address broadcast once
 //! through the real MPI in the communicator's first collective (or, for
@@ -96,10 +99,26 @@ fn stride(cell: usize) -> usize {
     LINE + CELLS as usize * (LINE + cell)
 }
 
-/// Bytes of the whole block for `n` members.
+/// Bytes of the whole block for `n` members: the head, the members, then
+/// the channel table (see [`Node::channel`]).
 pub fn block_size(n: usize, cell: usize) -> usize {
+    table_offset(n, cell) + CHANNELS * 8
+}
+
+/// Where a block's channel table starts.
+fn table_offset(n: usize, cell: usize) -> usize {
     LINE + n * stride(cell)
 }
+
+/// Entries of a block's channel table: how many operations of a
+/// communicator may get steps of their own ([`Node::channel`]); 2 KiB a
+/// block.
+pub const CHANNELS: usize = 256;
+
+/// A channel table entry that a member could not fill (its part of the
+/// heap was full): every member then goes without that channel. Blocks are
+/// line-aligned, so no block is at this address.
+const NO_CHANNEL: u64 = 1;
 
 /// A new, zeroed control block for `n` members with `cell` bytes of
 /// inline data per cell (rounded up to whole lines), from this rank's part
@@ -266,6 +285,37 @@ impl Node {
         let ranks: Box<[i32]> = (0..info.size).collect();
         let me = info.rank as usize;
         Some(Node::adopt(block, ranks, me, None))
+    }
+
+    /// Channel `i` of this communicator: a block of its own, with steps
+    /// of its own, for an operation whose steps must not follow the
+    /// communicator's call order (a persistent collective, which members
+    /// may start in different orders: MPI-4.0 §6.13). Members ask for
+    /// channels in an order they agree on (the persistent
+    /// initialisations', which is the call order), and the first member to
+    /// ask for channel `i` makes its block and publishes it in this
+    /// block's table, so no member waits for another; the others adopt it.
+    /// `None` for every member alike when `i` is past the table or the
+    /// first member to ask had no room.
+    pub fn channel(&self, i: usize) -> Option<Node> {
+        if i >= CHANNELS {
+            return None;
+        }
+        // SAFETY: entry `i` of the table at the end of the live block
+        // (`block_size`), 8-aligned (the offset is a multiple of the line).
+        let entry = unsafe {
+            &*(self.block.add(table_offset(self.n, self.cell) + 8 * i) as *const AtomicU64)
+        };
+        sweep();
+        let (block, owner) = claim(
+            entry,
+            || new_block(self.n, self.cell),
+            // SAFETY: our fresh block, which no member knows.
+            |b| unsafe { heap::free(b) },
+        )?;
+        let mut node = Node::adopt(block, self.ranks.clone(), self.me, None);
+        node.owner = owner;
+        Some(node)
     }
 
     /// The `Node` of member `me` (of `ranks`, this node's members) over an
@@ -599,6 +649,41 @@ impl Span {
     }
 }
 
+/// The block of a channel table entry (see [`Node::channel`]), and
+/// whether this member made it: the entry's block if a member published
+/// one, else one of `make`'s, published now; `None` if the entry says no
+/// channel, or `make` had no room first (then the entry says so for the
+/// others). `free` takes back a block made here that lost the race.
+fn claim(
+    entry: &AtomicU64,
+    make: impl FnOnce() -> *mut u8,
+    free: impl FnOnce(*mut u8),
+) -> Option<(*mut u8, bool)> {
+    // Acquire: the block's zeroing by the member that published it happens
+    // before our use (pairs with the Release of the successful exchange).
+    let mut v = entry.load(Ordering::Acquire);
+    let mut ours = false;
+    if v == 0 {
+        let b = make();
+        let want = if b.is_null() { NO_CHANNEL } else { b as u64 };
+        // AcqRel: Release publishes our zeroed block; Acquire, on failure,
+        // orders the winner's zeroing before our use, as above.
+        match entry.compare_exchange(0, want, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                v = want;
+                ours = true;
+            }
+            Err(w) => {
+                if !b.is_null() {
+                    free(b);
+                }
+                v = w;
+            }
+        }
+    }
+    (v != NO_CHANNEL).then_some((v as *mut u8, ours))
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
         if let Some(s) = self.span.take() {
@@ -767,5 +852,61 @@ mod tests {
         // SAFETY: the head of the block.
         let head = unsafe { &*(start as *const Head) };
         assert_eq!(head.live.load(Ordering::Relaxed), 0);
+    }
+
+    /// Members racing for one channel table entry (threads standing in
+    /// for them, each offering a block of its own): every member gets the
+    /// same block, exactly one made it, and every other offer is taken
+    /// back. The race is rerun many times, so both orders occur.
+    #[test]
+    fn channel_claim_agrees() {
+        const N: usize = 4;
+        for _ in 0..500 {
+            let entry = Arc::new(AtomicU64::new(0));
+            let freed = Arc::new(AtomicU64::new(0));
+            let got: Vec<_> = (0..N)
+                .map(|m| {
+                    let (entry, freed) = (Arc::clone(&entry), Arc::clone(&freed));
+                    std::thread::spawn(move || {
+                        // Distinct, line-aligned stand-in addresses.
+                        let mine = ((m + 1) * 4096) as *mut u8;
+                        claim(
+                            &entry,
+                            || mine,
+                            |b| {
+                                assert_eq!(b, mine, "only our own offer is taken back");
+                                freed.fetch_add(1, Ordering::Relaxed);
+                            },
+                        )
+                        .map(|(b, ours)| (b as usize, ours))
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            let first = got[0].expect("a channel").0;
+            assert!(got.iter().all(|g| g.is_some_and(|(b, _)| b == first)));
+            assert_eq!(got.iter().filter(|g| g.is_some_and(|(_, o)| o)).count(), 1);
+            // Members that came after the winner made nothing.
+            assert!(freed.load(Ordering::Relaxed) < N as u64);
+            assert_eq!(entry.load(Ordering::Relaxed), first as u64);
+        }
+    }
+
+    /// A first member without room decides for all: no member gets the
+    /// channel, not even one that would have had room.
+    #[test]
+    fn channel_claim_without_room_is_none_for_all() {
+        let entry = AtomicU64::new(0);
+        assert_eq!(
+            claim(&entry, core::ptr::null_mut, |_| panic!("nothing made")),
+            None
+        );
+        let made = 4096 as *mut u8;
+        let mut taken_back = false;
+        assert_eq!(claim(&entry, || made, |_| taken_back = true), None);
+        // A later member finds the entry filled and makes nothing.
+        assert!(!taken_back);
     }
 }

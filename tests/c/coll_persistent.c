@@ -47,6 +47,19 @@
  *     blocks from odd members received as a derived type, a contiguous
  *     int, freed after the initialisation), started ROUNDS times by
  *     Startall with new data. Not under stock MPICH 4.0 (as A's gathers).
+ *  F. Starts in different orders (MPI-4.0 §6.13 lets members start a
+ *     communicator's persistent collectives in any order unless it asserts
+ *     mpi_assert_strict_persistent_collective_ordering): Bcast_init,
+ *     Allreduce_init (SUM), Barrier_init and Reduce_init (MAX) on a
+ *     duplicate of MPI_COMM_WORLD, all four in flight at once, each rank
+ *     starting them in an order rotated by its rank (reversed on odd
+ *     rounds), with an MPI_Ibcast of the communicator after the second
+ *     start, ROUNDS times (in one order on every rank under Intel MPI,
+ *     whose stock fails otherwise). Then more persistent collectives initialised on
+ *     one communicator (another duplicate) than heapmpi has channels for
+ *     (CHANNELS, 256): each Allreduce_init started once, checked and freed;
+ *     heapmpi runs the first 256 on the heap and the rest through the real
+ *     MPI, on every member alike.
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
@@ -84,6 +97,14 @@
 #define STOCK_PERSISTENT_BROKEN 1
 #else
 #define STOCK_PERSISTENT_BROKEN 0
+#endif
+/* Stock Intel MPI 2021 fails starts in different orders ("Invalid
+ * communicator" from its schedule's progress): there F starts them in one
+ * order on every rank. */
+#ifdef I_MPI_NUMVERSION
+#define STOCK_UNORDERED_BROKEN 1
+#else
+#define STOCK_UNORDERED_BROKEN 0
 #endif
 /* The routines used: all eight, or the four stock MPICH 4.0 gets right. */
 static const int g_nq = STOCK_PERSISTENT_BROKEN ? 4 : NQ;
@@ -560,6 +581,70 @@ static void neighbours(int rank, int size)
     }
 }
 
+/* heapmpi's channels per communicator (comm/node.rs, CHANNELS): the
+ * persistent collectives initialised past them run through the real MPI. */
+#define CHANNELS 256
+#define MANY (CHANNELS + 44)
+
+static void orders(int rank, int size)
+{
+    section("F orders");
+    MPI_Comm c;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    int bc[2], ar_s, ar_r, rd_s, rd_r, tok;
+    MPI_Request q[4];
+    MPI_OK(MPI_Bcast_init(bc, 2, MPI_INT, size - 1, c, MPI_INFO_NULL, &q[0]));
+    MPI_OK(MPI_Allreduce_init(&ar_s, &ar_r, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &q[1]));
+    MPI_OK(MPI_Barrier_init(c, MPI_INFO_NULL, &q[2]));
+    MPI_OK(MPI_Reduce_init(&rd_s, &rd_r, 1, MPI_INT, MPI_MAX, 0, c, MPI_INFO_NULL, &q[3]));
+    int good = 0;
+    for (int round = 1; round <= ROUNDS; round++) {
+        bc[0] = rank == size - 1 ? round : -1;
+        bc[1] = rank == size - 1 ? -round : -1;
+        ar_s = rank + round, ar_r = -1;
+        rd_s = rank * round, rd_r = -1;
+        tok = rank == 0 ? round : -1;
+        MPI_Request ib;
+        for (int k = 0; k < 4; k++) {
+            int i = ((STOCK_UNORDERED_BROKEN ? 0 : rank) + (round % 2 ? 4 - k : k)) % 4;
+            MPI_OK(MPI_Start(&q[i]));
+            if (k == 1)
+                MPI_OK(MPI_Ibcast(&tok, 1, MPI_INT, 0, c, &ib));
+        }
+        MPI_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+        MPI_OK(MPI_Wait(&ib, MPI_STATUS_IGNORE));
+        g_eligible += 5 * (size > 1);
+        int ok = bc[0] == round && bc[1] == -round && tok == round;
+        ok &= ar_r == size * (size - 1) / 2 + size * round;
+        ok &= rank != 0 || rd_r == (size - 1) * round;
+        CHECK(ok, "orders round %d: bcast %d %d, allreduce %d, reduce %d, ibcast %d", round, bc[0],
+              bc[1], ar_r, rd_r, tok);
+        good += ok;
+    }
+    for (int k = 0; k < 4; k++)
+        MPI_OK(MPI_Request_free(&q[k]));
+    MPI_OK(MPI_Comm_free(&c));
+    out("F Bcast_init, Allreduce_init, Barrier_init, Reduce_init started in %s orders: %d of %d "
+        "rounds right",
+        STOCK_UNORDERED_BROKEN ? "the same" : "rank-dependent", good, ROUNDS);
+
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    good = 0;
+    for (int i = 0; i < MANY; i++) {
+        int x = rank + i, y = -1;
+        MPI_Request r;
+        MPI_OK(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &r));
+        MPI_OK(MPI_Start(&r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Request_free(&r));
+        good += y == size * (size - 1) / 2 + size * i;
+        g_eligible += (i < CHANNELS) * (size > 1);
+    }
+    CHECK(good == MANY, "%d of %d persistent all-reductions right", good, MANY);
+    MPI_OK(MPI_Comm_free(&c));
+    out("F %d Allreduce_init on one communicator, each started once: %d right", MANY, good);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -581,6 +666,7 @@ int main(int argc, char **argv)
     if (!STOCK_PERSISTENT_BROKEN)
         vforms(rank, size);
     lifetimes(rank, size);
+    orders(rank, size);
     out("heap-eligible starts per rank: %d", g_eligible);
     return coll_finish("persistent", rank, size);
 }

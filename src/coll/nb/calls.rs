@@ -34,7 +34,7 @@ pub(super) unsafe fn queue_or(
     }
     match to {
         To::New(request) => to_real(|| real(request)),
-        To::Slot(i) => {
+        To::Slot(i, _) => {
             let mut inner = crate::p2p::api::req_null();
             let rc = to_real(|| real(&mut inner));
             if rc == 0 {

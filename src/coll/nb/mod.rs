@@ -310,9 +310,11 @@ fn nb_node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
 pub(super) enum To {
     /// A new request, written to the caller's out-pointer.
     New(*mut ffi::MPI_Request),
-    /// Persistent request slot `i` (`MPI_*_init`), being started.
+    /// Persistent request slot `i` (`MPI_*_init`), being started, and the
+    /// communicator channel its steps are taken on (see
+    /// `persist::channel`; `None`: the communicator's own).
     #[cfg_attr(not(heapmpi_mpi4_base), allow(dead_code))]
-    Slot(u32),
+    Slot(u32, Option<&'static Node>),
 }
 
 /// Frees the datatype duplicates `kind` holds for its receive (it will
@@ -356,13 +358,19 @@ unsafe fn post(node: &'static Node, comm: ffi::MPI_Comm, kind: Kind, to: To) -> 
             unsafe { *request = handle };
             slot
         }
-        To::Slot(i) => {
+        To::Slot(i, _) => {
             if !crate::p2p::api::coll_activate(i) {
                 release(&kind);
                 return false;
             }
             i
         }
+    };
+    // A persistent collective's steps are its channel's (the plan read
+    // only what channel and communicator share: members, inline bytes).
+    let node = match to {
+        To::Slot(_, Some(ch)) => ch,
+        _ => node,
     };
     let mut kind = kind;
     let large = (large::payload(&kind, node.n) > node.inline_max).then(|| {

@@ -18,7 +18,13 @@
 //! cannot run on the heap (the same reasons as the nonblocking call's)
 //! starts the real MPI's nonblocking collective, which the slot then
 //! stands for until it completes; since the decision depends only on
-//! arguments every member agrees on, all members start alike. The
+//! arguments every member agrees on, all members start alike. Members may
+//! start a communicator's persistent collectives in different orders
+//! (MPI-4.0 §6.13; MPICH's `coll/p_order` does), so a start cannot take
+//! the communicator's next steps as a nonblocking call does: each request
+//! runs on a channel of its own (`Node::channel`, numbered in
+//! initialisation order, which every member shares), whose steps follow
+//! that request's starts only. The
 //! initialisation takes the heap path only where the arguments qualify
 //! now (so bad arguments get the real MPI's error from the `_init` call,
 //! as stock); otherwise it is the real MPI's `MPI_*_init`. Derived
@@ -177,8 +183,11 @@ pub(super) unsafe fn init_with(
     // SAFETY: the caller's arguments (only checked: the operation built
     // is dropped unstarted).
     if unsafe { would_queue(&a) } {
+        // Taken first, by every member alike (the decision above is
+        // agreed), so that channel numbers agree.
+        let channel = channel(a.comm);
         let (s, r) = types_used(&a);
-        let mut ok = true;
+        let mut ok = channel.is_some();
         for (used, t) in [(s, &mut a.sdt), (r, &mut a.rdt)] {
             if !used {
                 continue;
@@ -193,10 +202,15 @@ pub(super) unsafe fn init_with(
             }
         }
         if ok {
+            a.channel = channel.map(|c| core::ptr::NonNull::from(Box::leak(c)));
             if let Some((_, h)) = crate::p2p::api::coll_persistent(a, &held) {
                 // SAFETY: the caller's out-pointer.
                 unsafe { *request = h };
                 return 0;
+            }
+            if let Some(c) = a.channel {
+                // SAFETY: leaked just above, and no request took it.
+                drop(unsafe { Box::from_raw(c.as_ptr()) });
             }
         }
     }
@@ -209,6 +223,25 @@ pub(super) unsafe fn init_with(
         unsafe { arr.free() };
     }
     to_real(real)
+}
+
+/// The channel of the next persistent collective initialised on `comm`
+/// (see `Node::channel`): its starts take steps there, apart from the
+/// communicator's other collectives, since MPI-4.0 §6.13 lets members
+/// start persistent collectives in different orders (unless the
+/// communicator asserts `mpi_assert_strict_persistent_collective_ordering`,
+/// which heapmpi does not need); initialisations come in the same order
+/// on every member, so the numbers agree. `None` (a channel past the
+/// table, or no room for it): every member makes the real
+/// initialisation.
+fn channel(comm: ffi::MPI_Comm) -> Option<Box<Node>> {
+    let node = nb_node(comm)?;
+    let i = super::super::info(comm)?
+        .persistent
+        .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    let ch = node.channel(i as usize)?;
+    debug_assert!(ch.n == node.n && ch.me == node.me && ch.inline_max == node.inline_max);
+    Some(Box::new(ch))
 }
 
 /// The arguments of a routine without some of them.
@@ -228,6 +261,7 @@ pub(super) fn args(call: u8, comm: ffi::MPI_Comm) -> CollArgs {
         root: 0,
         comm,
         arrays: None,
+        channel: None,
     }
 }
 
@@ -445,7 +479,9 @@ pub(super) unsafe fn would_queue(a: &CollArgs) -> bool {
 /// # Safety
 /// As [`plan`]; `slot` is the inactive persistent request of `a`.
 pub(super) unsafe fn start_persistent(a: CollArgs, slot: u32) -> c_int {
-    let to = To::Slot(slot);
+    // SAFETY: the slot owns the channel until it is cleared, after the
+    // operation has left the queue (see `engine::release_persist`).
+    let to = To::Slot(slot, a.channel.map(|c| unsafe { &*c.as_ptr() }));
     let c = a.comm;
     // SAFETY: per the contract; each real call forwards the arguments.
     unsafe {

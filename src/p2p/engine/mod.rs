@@ -213,6 +213,11 @@ pub struct CollArgs {
     /// of the `v` forms' arrays), read by every start; freed with the
     /// request's slot.
     pub arrays: Option<CollArrays>,
+    /// The communicator channel the collectives' layer runs every start
+    /// on (`Node::channel`: steps of its own, since members may start
+    /// persistent collectives in different orders), from `Box::leak`;
+    /// owned by the slot.
+    pub channel: Option<core::ptr::NonNull<crate::comm::node::Node>>,
 }
 
 /// An allocation the collectives' layer hands to a persistent request
@@ -252,13 +257,21 @@ impl CollArrays {
 #[cold]
 #[inline(never)]
 pub fn release_persist(p: Persist) {
-    if let Persist::Coll(CollArgs {
-        arrays: Some(a), ..
-    }) = p
-    {
+    let Persist::Coll(a) = p else {
+        return;
+    };
+    if let Some(arr) = a.arrays {
         // SAFETY: the slot owned them and is being cleared; a start reads
         // them only while its request lives.
-        unsafe { a.free() };
+        unsafe { arr.free() };
+    }
+    if let Some(ch) = a.channel {
+        // SAFETY: the slot owned it (from `Box::leak`) and is being
+        // cleared: the request is inactive or complete, and a channel's
+        // operation leaves the collectives' queue when it completes (one
+        // request per channel, started again only once complete), so
+        // nothing uses it any more. Dropping it lets go of the block.
+        drop(unsafe { Box::from_raw(ch.as_ptr()) });
     }
 }
 
