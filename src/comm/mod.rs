@@ -14,7 +14,7 @@
 //! real MPI.
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use mpi_sys as ffi;
 
@@ -56,11 +56,10 @@ pub struct CommInfo {
     /// gathered by the first neighbourhood collective (see
     /// [`topo::gather`]); `None` inside when it has none heapmpi can use.
     pub topo: std::sync::OnceLock<Option<topo::Neighbors>>,
-    /// Persistent collectives initialised on it that asked for a channel
-    /// of [`CommInfo::nb`] (`coll::nb::persist`): the next one's channel
-    /// number. Relaxed: only the count matters (an atomic increment loses
-    /// none), and the program orders a communicator's collective calls.
-    pub persistent: AtomicU32,
+    /// Where this member stands in the chain of channels of
+    /// [`CommInfo::nb`] (`node::Node::channel`: one per persistent
+    /// collective initialised on it, `coll::nb::persist`).
+    pub chain: node::Chain,
 }
 
 impl CommInfo {
@@ -365,7 +364,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             node: std::sync::OnceLock::new(),
             nb: std::sync::OnceLock::new(),
             topo: std::sync::OnceLock::new(),
-            persistent: AtomicU32::new(0),
+            chain: node::Chain::new(),
         })
     }
 }

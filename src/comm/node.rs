@@ -29,8 +29,9 @@
 //! line. A member that lets others read its own buffers waits for their
 //! `done` before it returns.
 //!
-//! A block ends in a table of channels: blocks of their own for operations
-//! that must not take the communicator's steps (see [`Node::channel`]).
+//! A block ends in a link to the communicator's first channel, a block of
+//! its own for an operation that must not take the communicator's steps,
+//! and each channel to the next (see [`Node::channel`]).
 //!
 //! The block is allocated by the member of rank 0 from its part of the heap
 //! (only the owner of a part may free in it), its address broadcast once
@@ -100,24 +101,19 @@ fn stride(cell: usize) -> usize {
 }
 
 /// Bytes of the whole block for `n` members: the head, the members, then
-/// the channel table (see [`Node::channel`]).
+/// the word that links the communicator's channels (see [`Node::channel`]).
 pub fn block_size(n: usize, cell: usize) -> usize {
-    table_offset(n, cell) + CHANNELS * 8
+    next_offset(n, cell) + 8
 }
 
-/// Where a block's channel table starts.
-fn table_offset(n: usize, cell: usize) -> usize {
+/// Where a block's channel link starts.
+fn next_offset(n: usize, cell: usize) -> usize {
     LINE + n * stride(cell)
 }
 
-/// Entries of a block's channel table: how many operations of a
-/// communicator may get steps of their own ([`Node::channel`]); 2 KiB a
-/// block.
-pub const CHANNELS: usize = 256;
-
-/// A channel table entry that a member could not fill (its part of the
-/// heap was full): every member then goes without that channel. Blocks are
-/// line-aligned, so no block is at this address.
+/// A channel link that a member could not fill (its part of the heap was
+/// full): the chain ends there for every member. Blocks are line-aligned,
+/// so no block is at this address.
 const NO_CHANNEL: u64 = 1;
 
 /// A new, zeroed control block for `n` members with `cell` bytes of
@@ -287,32 +283,59 @@ impl Node {
         Some(Node::adopt(block, ranks, me, None))
     }
 
-    /// Channel `i` of this communicator: a block of its own, with steps
-    /// of its own, for an operation whose steps must not follow the
-    /// communicator's call order (a persistent collective, which members
-    /// may start in different orders: MPI-4.0 §6.13). Members ask for
-    /// channels in an order they agree on (the persistent
-    /// initialisations', which is the call order), and the first member to
-    /// ask for channel `i` makes its block and publishes it in this
-    /// block's table, so no member waits for another; the others adopt it.
-    /// `None` for every member alike when `i` is past the table or the
-    /// first member to ask had no room.
-    pub fn channel(&self, i: usize) -> Option<Node> {
-        if i >= CHANNELS {
+    /// The next channel of this communicator for the member standing at
+    /// `chain`: a block of its own, with steps of its own, for an
+    /// operation whose steps must not follow the communicator's call order
+    /// (a persistent collective, which members may start in different
+    /// orders: MPI-4.0 §6.13). Channels form a chain, linked through the
+    /// last word of each block, from the communicator's block. Members
+    /// walk it in an order they agree on (the persistent
+    /// initialisations', which is the call order), each at its own pace:
+    /// the first to reach the end makes the next block and links it, so
+    /// no member waits for another, and the others adopt it. A channel
+    /// block is freed once every member has dropped its `Node` (the
+    /// request is freed) and walked past it. `None` for every member alike
+    /// once a member found no room: the chain ends there.
+    pub fn channel(&self, chain: &Chain) -> Option<Node> {
+        // Relaxed: the member's own position, moved only by its
+        // collective calls on the communicator, which the program orders.
+        let at = chain.at.load(Ordering::Relaxed);
+        if at == NO_CHANNEL {
             return None;
         }
-        // SAFETY: entry `i` of the table at the end of the live block
-        // (`block_size`), 8-aligned (the offset is a multiple of the line).
-        let entry = unsafe {
-            &*(self.block.add(table_offset(self.n, self.cell) + 8 * i) as *const AtomicU64)
-        };
+        let prev = if at == 0 { self.block } else { at as *mut u8 };
+        // SAFETY: the link word at the end of a live block (ours, or the
+        // channel we stand on, which our standing keeps alive), 8-aligned
+        // (the offset is a multiple of the line).
+        let link = unsafe { &*(prev.add(next_offset(self.n, self.cell)) as *const AtomicU64) };
         sweep();
-        let (block, owner) = claim(
-            entry,
-            || new_block(self.n, self.cell),
+        let got = claim(
+            link,
+            || {
+                let b = new_block(self.n, self.cell);
+                if !b.is_null() {
+                    // SAFETY: our fresh block, which no member knows yet:
+                    // every member holds it through its `Node` and stands
+                    // on it in its chain until it walks on.
+                    unsafe {
+                        (*(b as *const Head))
+                            .live
+                            .store(2 * self.n as u32, Ordering::Relaxed)
+                    };
+                }
+                b
+            },
             // SAFETY: our fresh block, which no member knows.
             |b| unsafe { heap::free(b) },
-        )?;
+        );
+        chain
+            .at
+            .store(got.map_or(NO_CHANNEL, |(b, _)| b as u64), Ordering::Relaxed);
+        if at != 0 {
+            // SAFETY: we stood on it; no longer.
+            unsafe { walk_past(at as *mut u8) };
+        }
+        let (block, owner) = got?;
         let mut node = Node::adopt(block, self.ranks.clone(), self.me, None);
         node.owner = owner;
         Some(node)
@@ -649,10 +672,59 @@ impl Span {
     }
 }
 
-/// The block of a channel table entry (see [`Node::channel`]), and
-/// whether this member made it: the entry's block if a member published
-/// one, else one of `make`'s, published now; `None` if the entry says no
-/// channel, or `make` had no room first (then the entry says so for the
+/// Where a member stands in its communicator's chain of channels (see
+/// [`Node::channel`]): on the block of the last channel it took, on none
+/// yet (0), or past the end (`NO_CHANNEL`). Leaving it (the
+/// communicator's free) walks past the block it stands on.
+pub struct Chain {
+    at: AtomicU64,
+}
+
+impl Chain {
+    /// A member on no channel yet.
+    pub const fn new() -> Chain {
+        Chain {
+            at: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Default for Chain {
+    fn default() -> Chain {
+        Chain::new()
+    }
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        let at = *self.at.get_mut();
+        if at != 0 && at != NO_CHANNEL {
+            // SAFETY: we stood on it; no longer.
+            unsafe { walk_past(at as *mut u8) };
+        }
+    }
+}
+
+/// Drops a member's standing on channel block `b` (one of the `2 n`
+/// references a channel block starts with); its owner frees it once none
+/// is left (in its `Node`'s drop, or a later [`sweep`]).
+///
+/// # Safety
+/// The member stood on `b` (so it is live) and never reads it again
+/// through that standing.
+unsafe fn walk_past(b: *mut u8) {
+    // SAFETY: live while we stand on it, per the contract.
+    let head = unsafe { &*(b as *const Head) };
+    // AcqRel: as in `Node`'s drop: our read of its link happens before the
+    // owner's free.
+    head.live.fetch_sub(1, Ordering::AcqRel);
+    sweep();
+}
+
+/// The block a channel link names (see [`Node::channel`]), and whether
+/// this member made it: the link's block if a member published one, else
+/// one of `make`'s, published now; `None` if the link says the chain
+/// ends, or `make` had no room first (then the link says so for the
 /// others). `free` takes back a block made here that lost the race.
 fn claim(
     entry: &AtomicU64,
@@ -854,7 +926,7 @@ mod tests {
         assert_eq!(head.live.load(Ordering::Relaxed), 0);
     }
 
-    /// Members racing for one channel table entry (threads standing in
+    /// Members racing for one channel link (threads standing in
     /// for them, each offering a block of its own): every member gets the
     /// same block, exactly one made it, and every other offer is taken
     /// back. The race is rerun many times, so both orders occur.

@@ -55,11 +55,12 @@
  *     starting them in an order rotated by its rank (reversed on odd
  *     rounds), with an MPI_Ibcast of the communicator after the second
  *     start, ROUNDS times (in one order on every rank under Intel MPI,
- *     whose stock fails otherwise). Then more persistent collectives initialised on
- *     one communicator (another duplicate) than heapmpi has channels for
- *     (CHANNELS, 256): each Allreduce_init started once, checked and freed;
- *     heapmpi runs the first 256 on the heap and the rest through the real
- *     MPI, on every member alike.
+ *     whose stock fails otherwise). Then, on another duplicate, 300
+ *     Allreduce_init one after the other, each started once, checked and
+ *     freed (heapmpi gives each a control block of its own and takes it
+ *     back); then 3 times 40 Allreduce_init made at once (ranks run ahead
+ *     of each other through initialisations, which need no other member)
+ *     and started in rank-dependent orders.
  *  B. Bcast_init of 2 elements of a strided Type_vector freed right after
  *     the initialisation (holes untouched at every round); Allreduce_init
  *     of 4096 ints (beyond heapmpi's inline cells: read in place) and of
@@ -581,10 +582,12 @@ static void neighbours(int rank, int size)
     }
 }
 
-/* heapmpi's channels per communicator (comm/node.rs, CHANNELS): the
- * persistent collectives initialised past them run through the real MPI. */
-#define CHANNELS 256
-#define MANY (CHANNELS + 44)
+/* Persistent all-reductions initialised, started once and freed on one
+ * communicator, one after the other; then BATCH initialised at once (a
+ * rank may run ahead of the others through the initialisations, which
+ * need no other member) and started in a rank-dependent order. */
+#define MANY 300
+#define BATCH 40
 
 static void orders(int rank, int size)
 {
@@ -638,11 +641,32 @@ static void orders(int rank, int size)
         MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         MPI_OK(MPI_Request_free(&r));
         good += y == size * (size - 1) / 2 + size * i;
-        g_eligible += (i < CHANNELS) * (size > 1);
+        g_eligible += size > 1;
     }
     CHECK(good == MANY, "%d of %d persistent all-reductions right", good, MANY);
-    MPI_OK(MPI_Comm_free(&c));
     out("F %d Allreduce_init on one communicator, each started once: %d right", MANY, good);
+    int xs[BATCH], ys[BATCH];
+    MPI_Request rs[BATCH];
+    good = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < BATCH; i++) {
+            xs[i] = rank * i + round, ys[i] = -1;
+            MPI_OK(MPI_Allreduce_init(&xs[i], &ys[i], 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL,
+                                      &rs[i]));
+        }
+        for (int k = 0; k < BATCH; k++)
+            MPI_OK(MPI_Start(&rs[((STOCK_UNORDERED_BROKEN ? 0 : rank) * 7 + k) % BATCH]));
+        MPI_OK(MPI_Waitall(BATCH, rs, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < BATCH; i++) {
+            MPI_OK(MPI_Request_free(&rs[i]));
+            good += ys[i] == i * size * (size - 1) / 2 + size * round;
+        }
+        g_eligible += BATCH * (size > 1);
+    }
+    CHECK(good == 3 * BATCH, "%d of %d batched persistent all-reductions right", good, 3 * BATCH);
+    MPI_OK(MPI_Comm_free(&c));
+    out("F 3 x %d Allreduce_init at once, started in %s orders: %d right", BATCH,
+        STOCK_UNORDERED_BROKEN ? "the same" : "rank-dependent", good);
 }
 
 int main(int argc, char **argv)

@@ -22,7 +22,7 @@
 //! start a communicator's persistent collectives in different orders
 //! (MPI-4.0 §6.13; MPICH's `coll/p_order` does), so a start cannot take
 //! the communicator's next steps as a nonblocking call does: each request
-//! runs on a channel of its own (`Node::channel`, numbered in
+//! runs on a channel of its own (`Node::channel`, taken in
 //! initialisation order, which every member shares), whose steps follow
 //! that request's starts only. The
 //! initialisation takes the heap path only where the arguments qualify
@@ -231,15 +231,12 @@ pub(super) unsafe fn init_with(
 /// start persistent collectives in different orders (unless the
 /// communicator asserts `mpi_assert_strict_persistent_collective_ordering`,
 /// which heapmpi does not need); initialisations come in the same order
-/// on every member, so the numbers agree. `None` (a channel past the
-/// table, or no room for it): every member makes the real
-/// initialisation.
+/// on every member, so each member's n-th channel is the others' n-th.
+/// `None` (a member found no room for a channel): every member makes the
+/// real initialisation.
 fn channel(comm: ffi::MPI_Comm) -> Option<Box<Node>> {
     let node = nb_node(comm)?;
-    let i = super::super::info(comm)?
-        .persistent
-        .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-    let ch = node.channel(i as usize)?;
+    let ch = node.channel(&super::super::info(comm)?.chain)?;
     debug_assert!(ch.n == node.n && ch.me == node.me && ch.inline_max == node.inline_max);
     Some(Box::new(ch))
 }
