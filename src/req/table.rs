@@ -144,6 +144,11 @@ pub struct Table<P, X> {
     pub orphans: Vec<u32>,
     /// Datatype duplicates of released slots, to free.
     trash: Vec<ffi::MPI_Datatype>,
+    /// The duplicates of slots that hold more than one (a persistent
+    /// collective with derived send and receive datatypes, a `w` form's
+    /// per-block ones) beyond the first, which the slot holds itself: few,
+    /// and looked at only when a slot is released while there are some.
+    more_held: Vec<(u32, ffi::MPI_Datatype)>,
     /// Communicators the program freed while requests used them.
     zombies: Vec<ffi::MPI_Comm>,
 }
@@ -178,6 +183,7 @@ impl<P: Copy, X: Ext> Table<P, X> {
             free: Vec::new(),
             orphans: Vec::new(),
             trash: Vec::new(),
+            more_held: Vec::new(),
             zombies: Vec::new(),
         }
     }
@@ -232,7 +238,12 @@ impl<P: Copy, X: Ext> Table<P, X> {
     /// Makes slot `i` hold `dup`, a duplicate of a derived datatype the
     /// operation uses after its call returns (freed with the slot).
     pub fn hold_type(&mut self, i: u32, dup: ffi::MPI_Datatype) {
-        self.slots[i as usize].held = Some(dup);
+        let r = &mut self.slots[i as usize];
+        if r.held.is_none() {
+            r.held = Some(dup);
+        } else {
+            self.more_held.push((i, dup));
+        }
     }
 
     /// Releases slot `i` and what it holds. The datatype duplicate is freed
@@ -249,6 +260,15 @@ impl<P: Copy, X: Ext> Table<P, X> {
         self.free.push(i);
         if let Some(t) = held {
             self.trash.push(t);
+            if !self.more_held.is_empty() {
+                let trash = &mut self.trash;
+                self.more_held.retain(|&(j, t)| {
+                    if j == i {
+                        trash.push(t);
+                    }
+                    j != i
+                });
+            }
         }
         if may_call_mpi && !self.trash.is_empty() {
             self.empty_trash();
@@ -467,6 +487,32 @@ mod tests {
         // Freed while inactive: released at once.
         t.free_request(p, false);
         assert!(t.get(p as usize).is_none());
+    }
+
+    /// Every duplicate a slot holds is freed with it, however many, and
+    /// no other slot's.
+    #[test]
+    fn a_slot_frees_every_datatype_it_holds() {
+        let dt = |v: usize| -> ffi::MPI_Datatype {
+            // SAFETY: as in `comm`: never passed to MPI (released without
+            // calling it, the trash left unemptied).
+            unsafe { core::mem::transmute_copy(&v) }
+        };
+        let mut t: Table<u8, E> = Table::new();
+        t.open();
+        let a = t.alloc(comm(1), State::Op(1)).unwrap();
+        let b = t.alloc(comm(1), State::Op(2)).unwrap();
+        for k in 0..3 {
+            t.hold_type(a, dt(100 + k));
+        }
+        t.hold_type(b, dt(200));
+        t.release(a, false);
+        assert_eq!(t.trash.len(), 3, "a's three duplicates, to free");
+        assert_eq!(t.more_held.len(), 0);
+        t.release(b, false);
+        assert_eq!(t.trash.len(), 4);
+        // Nothing left on the real MPI's side: the trash is taken as is.
+        t.trash.clear();
     }
 
     #[test]

@@ -30,8 +30,8 @@
  *  D. Neighbor_allgather_init (1 int) and Neighbor_alltoall_init (2 ints
  *     per block), Neighbor_allgatherv_init, Neighbor_alltoallv_init and
  *     Neighbor_alltoallw_init (the same blocks at reversed displacements
- *     with gaps; alltoallw's second receive block as a derived type freed
- *     after the initialisation) on a periodic
+ *     with gaps; alltoallw's second receive block and first send block as
+ *     derived types freed after the initialisation) on a periodic
  *     ring (MPI_Cart_create) and on a distributed graph where rank r sends
  *     to r+1 and r+2, started ROUNDS times by Startall with new data: the
  *     all-gathers' blocks checked against the sources' values, the
@@ -518,9 +518,14 @@ static void neighbours(int rank, int size)
         int one[2] = {1, 1}, gvd[2] = {2, 0}, two[2] = {2, 2}, vsd[2] = {3, 0}, vrd[2] = {3, 0};
         int gv_r[3], v_s[5], v_r[5], refv[5], w_r[5];
         MPI_Aint wsd[2] = {3 * sizeof(int), 0}, wrd[2] = {3 * sizeof(int), 0};
-        MPI_Datatype pair, wst[2] = {MPI_INT, MPI_INT}, wrt[2];
+        MPI_Datatype pair, one_int, wst[2] = {MPI_INT, MPI_INT}, wrt[2];
         MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
         MPI_OK(MPI_Type_commit(&pair));
+        /* A second derived type (the first send block's), so that the
+         * request holds two duplicates. */
+        MPI_OK(MPI_Type_contiguous(1, MPI_INT, &one_int));
+        MPI_OK(MPI_Type_commit(&one_int));
+        wst[0] = one_int;
         int wrc[2] = {2, 1};
         wrt[0] = MPI_INT, wrt[1] = pair;
         MPI_Request q[5];
@@ -535,6 +540,7 @@ static void neighbours(int rank, int size)
         MPI_OK(MPI_Neighbor_alltoallw_init(v_s, two, wsd, wst, w_r, wrc, wrd, wrt, c,
                                            MPI_INFO_NULL, &q[4]));
         MPI_OK(MPI_Type_free(&pair));
+        MPI_OK(MPI_Type_free(&one_int));
         int good = 0;
         uint64_t h = 0;
         for (int round = 1; round <= ROUNDS; round++) {
