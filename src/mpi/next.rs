@@ -126,7 +126,8 @@ pub fn tool_wraps_pmpi() -> bool {
 /// one of its entry points: the first definition in the search order is
 /// not heapmpi's own twin. False for the static library (no twins).
 fn tool_before_us(own: *mut c_void) -> bool {
-    let Some((base, _)) = object_of(resolve as *const c_void) else {
+    let objects = Objects::snapshot();
+    let Some(base) = objects.of(resolve as *const c_void) else {
         return false;
     };
     ENTRIES.iter().any(|name| {
@@ -137,10 +138,7 @@ fn tool_before_us(own: *mut c_void) -> bool {
         let ours = unsafe { libc::dlsym(own, pname.as_ptr()) };
         // SAFETY: as above; RTLD_DEFAULT is the global search order.
         let first = unsafe { libc::dlsym(libc::RTLD_DEFAULT, pname.as_ptr()) };
-        !ours.is_null()
-            && object_of(ours).is_some_and(|(b, _)| b == base)
-            && !first.is_null()
-            && first != ours
+        !ours.is_null() && objects.of(ours) == Some(base) && !first.is_null() && first != ours
     })
 }
 
@@ -167,6 +165,55 @@ fn object_of(addr: *const c_void) -> Option<(usize, &'static CStr)> {
     }))
 }
 
+/// The loaded objects' address ranges, taken once. `dladdr` maps an
+/// address to its object by scanning that object's symbol table (a few
+/// microseconds in the MPI library), and the checks below map hundreds of
+/// addresses at every start; a range search costs nothing.
+struct Objects(Vec<(usize, usize, usize)>);
+
+impl Objects {
+    /// Every loadable segment of every loaded object: (start, end, the
+    /// object's load address, which names it).
+    fn snapshot() -> Objects {
+        unsafe extern "C" fn each(
+            info: *mut libc::dl_phdr_info,
+            _size: libc::size_t,
+            out: *mut c_void,
+        ) -> libc::c_int {
+            // SAFETY: the loader passes a valid info for the duration of
+            // the call, and `out` is the Vec given to dl_iterate_phdr.
+            let (info, out) = unsafe { (&*info, &mut *out.cast::<Vec<(usize, usize, usize)>>()) };
+            let base = info.dlpi_addr as usize;
+            for i in 0..info.dlpi_phnum as usize {
+                // SAFETY: `dlpi_phdr` points at `dlpi_phnum` headers.
+                let ph = unsafe { &*info.dlpi_phdr.add(i) };
+                if ph.p_type == libc::PT_LOAD {
+                    let start = base.wrapping_add(ph.p_vaddr as usize);
+                    out.push((start, start.wrapping_add(ph.p_memsz as usize), base));
+                }
+            }
+            0
+        }
+        let mut v: Vec<(usize, usize, usize)> = Vec::new();
+        // SAFETY: `each` only reads the info it is given and pushes to `v`,
+        // which outlives the call.
+        unsafe { libc::dl_iterate_phdr(Some(each), (&mut v as *mut Vec<_>).cast()) };
+        Objects(v)
+    }
+
+    /// The object `addr` lies in (its load address), if any.
+    fn of(&self, addr: *const c_void) -> Option<usize> {
+        let a = addr as usize;
+        if a == 0 {
+            return None;
+        }
+        self.0
+            .iter()
+            .find(|&&(lo, hi, _)| lo <= a && a < hi)
+            .map(|&(_, _, base)| base)
+    }
+}
+
 /// A library after heapmpi in the search order that defines `MPI_X` for
 /// entry points heapmpi defines, other than the MPI library itself: a tool
 /// whose wrappers the program's calls never reach. Returns its file name,
@@ -174,10 +221,13 @@ fn object_of(addr: *const c_void) -> Option<(usize, &'static CStr)> {
 pub fn bypassing_tool() -> Option<(String, String, usize)> {
     // The MPI library: where the next `PMPI_Get_library_version` lives
     // (tools do not wrap it).
-    let mpi = object_of(next_definition(c"PMPI_Get_library_version"))?.0;
-    let mut found: Option<(usize, String, String, usize)> = None;
+    let objects = Objects::snapshot();
+    let mpi = objects.of(next_definition(c"PMPI_Get_library_version"))?;
+    // (object, one of its definitions, that routine's name, how many)
+    let mut found: Option<(usize, *mut c_void, &CStr, usize)> = None;
     for name in ENTRIES.iter() {
-        let Some((base, file)) = object_of(next_definition(name)) else {
+        let f = next_definition(name);
+        let Some(base) = objects.of(f) else {
             continue;
         };
         if base == mpi {
@@ -186,15 +236,13 @@ pub fn bypassing_tool() -> Option<(String, String, usize)> {
         match &mut found {
             Some((b, _, _, n)) if *b == base => *n += 1,
             Some(_) => {}
-            None => {
-                found = Some((
-                    base,
-                    file.to_string_lossy().into_owned(),
-                    name.to_string_lossy().into_owned(),
-                    1,
-                ))
-            }
+            None => found = Some((base, f, name, 1)),
         }
     }
-    found.map(|(_, file, name, n)| (file, name, n))
+    let (_, f, name, n) = found?;
+    let file = object_of(f).map_or_else(
+        || "?".into(),
+        |(_, file)| file.to_string_lossy().into_owned(),
+    );
+    Some((file, name.to_string_lossy().into_owned(), n))
 }
