@@ -58,6 +58,7 @@ extern "C" fn fork_child() {
 /// and register the fork handler. Nothing here touches MPI or the heap.
 #[ctor::ctor]
 unsafe fn load() {
+    sys::tls::claim();
     mpi::next::resolve();
     stats::enable(config::get().stats);
     heap::tcache::init();

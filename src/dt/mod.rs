@@ -278,8 +278,24 @@ thread_local! {
     /// Layouts of recently used predefined datatypes (their handles never
     /// change meaning; derived types are never entered, since their handles
     /// are reused after `MPI_Type_free`), most recent first.
-    static RECENT: core::cell::RefCell<[(usize, Option<Layout>); LAYOUTS]> =
-        const { core::cell::RefCell::new([(0, None); LAYOUTS]) };
+    static RECENT: Recent = const { core::cell::RefCell::new([(0, None); LAYOUTS]) };
+}
+
+/// The recent layouts of one thread (see [`RECENT`]).
+type Recent = core::cell::RefCell<[(usize, Option<Layout>); LAYOUTS]>;
+
+/// The owner thread's [`RECENT`] (`crate::sys::tls`: no `__tls_get_addr`
+/// on the thread that makes the calls).
+static OWNER_RECENT: crate::sys::tls::Owned<Recent> =
+    crate::sys::tls::Owned::new(core::cell::RefCell::new([(0, None); LAYOUTS]));
+
+/// Runs `f` on the calling thread's recent layouts.
+#[inline(always)]
+fn with_recent<R>(f: impl FnOnce(&Recent) -> R) -> R {
+    match OWNER_RECENT.get() {
+        Some(r) => f(r),
+        None => RECENT.with(f),
+    }
 }
 
 /// The layout of `dt`, or `None` if it is not a valid datatype (the
@@ -288,7 +304,7 @@ thread_local! {
 #[inline]
 pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
     let bits = dt.0.to_bits();
-    if let Some(l) = RECENT.with(|r| r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)) {
+    if let Some(l) = with_recent(|r| r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)) {
         return Some(l);
     }
     let (d, named) = lookup(dt)?;
@@ -302,7 +318,7 @@ pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
         extent: ext.max(0) as usize,
     };
     if named {
-        RECENT.with(|r| {
+        with_recent(|r| {
             let mut r = r.borrow_mut();
             r.rotate_right(1);
             r[0] = (bits, Some(l));

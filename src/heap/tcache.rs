@@ -18,17 +18,11 @@
 //! "registered" flag is set before `pthread_setspecific`, which may itself
 //! allocate, so the nested call finds the cache ready.
 //!
-//! RATIONALE for the main thread's cache outside thread-local storage: in
-//! a shared library Rust reaches a `thread_local!` through `__tls_get_addr`
-//! (the general-dynamic model; stable Rust cannot ask for initial-exec),
-//! and those calls were a third of a small `malloc`/`free` pair (10.5 ns
-//! against glibc's 7.5 ns, 2 ranks under Open MPI). MPI programs allocate
-//! almost only on the thread that loaded heapmpi, so that thread keeps its
-//! cache in a plain static, found by comparing the thread pointer (one
-//! register read); every other thread uses the thread-local one. A thread
-//! pointer names one live thread, so only one thread at a time can match;
-//! if the owner exits (a library loaded by a worker thread), its exit hook
-//! empties the static before a later thread could reuse the address.
+//! The thread that loaded heapmpi keeps its cache in a plain static
+//! (`crate::sys::tls`): reaching the thread-local one through
+//! `__tls_get_addr` was a third of a small `malloc`/`free` pair. Its exit
+//! hook also clears the registration, so a thread that reuses its thread
+//! pointer registers its own.
 //!
 //! After `fork()` the child never reaches the cache: `malloc` consults it
 //! only while the heap is active and `free` only for blocks of this rank's
@@ -36,9 +30,10 @@
 
 use core::cell::Cell;
 use core::ptr;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::pool::chunk_for_request;
+use crate::sys::tls::Owned;
 
 /// Number of size classes.
 const BINS: usize = 64;
@@ -87,61 +82,15 @@ thread_local! {
     static CACHE: Cache = const { Cache::new() };
 }
 
-/// The cache of the thread that loaded heapmpi (see the module doc).
-struct OwnerCache(Cache);
-
-// SAFETY: only the thread whose thread pointer equals `OWNER_TP` touches the
-// cache (`with_cache`), and a thread pointer belongs to one live thread.
-unsafe impl Sync for OwnerCache {}
-
-static OWNER_CACHE: OwnerCache = OwnerCache(Cache::new());
-
-/// The thread pointer of the thread owning `OWNER_CACHE` (0 = none). Set
-/// once by `init`; Relaxed suffices: a thread compares it with its own
-/// pointer, and only the thread that set it can match (thread creation
-/// orders the store before anything another thread does, and no other
-/// thread's pointer equals it while the owner lives).
-static OWNER_TP: AtomicUsize = AtomicUsize::new(0);
-
-/// The calling thread's thread pointer (its TCB address), or 0 where there
-/// is no cheap way to read it (then every thread uses thread-local storage).
-#[inline(always)]
-fn thread_pointer() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let tp: usize;
-        // SAFETY: on x86-64 Linux `fs:0` holds the TCB's own address (the
-        // ABI's thread pointer); reading it has no side effects.
-        unsafe {
-            core::arch::asm!("mov {}, fs:0", out(reg) tp,
-                options(nostack, preserves_flags, readonly, pure))
-        };
-        tp
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        let tp: usize;
-        // SAFETY: `tpidr_el0` is the thread pointer; reading it has no side
-        // effects.
-        unsafe {
-            core::arch::asm!("mrs {}, tpidr_el0", out(reg) tp,
-                options(nostack, preserves_flags, nomem, pure))
-        };
-        tp
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        0
-    }
-}
+/// The owner thread's cache (see the module doc).
+static OWNER_CACHE: Owned<Cache> = Owned::new(Cache::new());
 
 /// Runs `f` on the calling thread's cache; `None` while the thread's
 /// thread-local storage is being torn down.
 #[inline(always)]
 fn with_cache<R>(f: impl FnOnce(&Cache) -> R) -> Option<R> {
-    let tp = thread_pointer();
-    if tp != 0 && tp == OWNER_TP.load(Ordering::Relaxed) {
-        return Some(f(&OWNER_CACHE.0));
+    if let Some(c) = OWNER_CACHE.get() {
+        return Some(f(c));
     }
     CACHE.try_with(f).ok()
 }
@@ -159,9 +108,6 @@ pub fn init() {
     if unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } == 0 {
         KEY.store(key + 1, Ordering::Relaxed);
     }
-    // The first caller (load time: the thread loading heapmpi) owns the
-    // static cache; a second call keeps the first owner.
-    let _ = OWNER_TP.compare_exchange(0, thread_pointer(), Ordering::Relaxed, Ordering::Relaxed);
 }
 
 extern "C" fn on_thread_exit(_: *mut libc::c_void) {
@@ -283,29 +229,23 @@ mod tests {
     #[test]
     fn each_thread_has_its_own_cache() {
         init();
-        let here = thread_pointer();
-        assert_eq!(here, thread_pointer(), "a thread's pointer is stable");
         let mut mine = [0u64; 8];
         let p: *mut u8 = mine.as_mut_ptr().cast();
         // SAFETY: a test buffer; only its first word is written.
         assert!(unsafe { push(p, 64) });
         let other = std::thread::spawn(|| {
-            let tp = thread_pointer();
             let mut theirs = [0u64; 8];
             let q: *mut u8 = theirs.as_mut_ptr().cast();
             let before = pop(56);
             // SAFETY: as above.
             let pushed = unsafe { push(q, 64) };
             let after = pop(56).map(|x| x as usize);
-            (tp, before.is_none(), pushed, after == Some(q as usize))
+            (before.is_none(), pushed, after == Some(q as usize))
         })
         .join()
         .unwrap();
-        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-            assert_ne!(other.0, here, "two live threads, one pointer");
-        }
-        assert!(other.1, "another thread saw this thread's block");
-        assert!(other.2 && other.3, "another thread's own cache failed");
+        assert!(other.0, "another thread saw this thread's block");
+        assert!(other.1 && other.2, "another thread's own cache failed");
         assert_eq!(pop(56), Some(p));
     }
 

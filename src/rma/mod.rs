@@ -97,19 +97,33 @@ thread_local! {
     static CACHE: RefCell<HandleCache<CACHED>> = const { RefCell::new(HandleCache::new()) };
 }
 
+/// The owner thread's [`CACHE`] (`crate::sys::tls`: no `__tls_get_addr`
+/// on the thread that makes the calls).
+static OWNER_CACHE: crate::sys::tls::Owned<RefCell<HandleCache<CACHED>>> =
+    crate::sys::tls::Owned::new(RefCell::new(HandleCache::new()));
+
+/// Runs `f` on the calling thread's window cache.
+#[inline(always)]
+fn with_cache<R>(f: impl FnOnce(&RefCell<HandleCache<CACHED>>) -> R) -> R {
+    match OWNER_CACHE.get() {
+        Some(c) => f(c),
+        None => CACHE.with(f),
+    }
+}
+
 /// heapmpi's state of `win`, if it made it.
 #[inline]
 fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
     let bits = win.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
-    let hit = CACHE.with(|c| c.borrow().get(gen, bits));
+    let hit = with_cache(|c| c.borrow().get(gen, bits));
     let p = match hit {
         Some(p) => p,
         None => {
             let wins = WINS.lock().unwrap_or_else(|e| e.into_inner());
             let p = wins.iter().find(|e| e.0 == bits)?.1;
             drop(wins);
-            CACHE.with(|c| c.borrow_mut().put(gen, bits, p));
+            with_cache(|c| c.borrow_mut().put(gen, bits, p));
             p
         }
     };

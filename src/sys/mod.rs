@@ -6,6 +6,7 @@ pub mod cma;
 pub mod glibc;
 pub mod out;
 pub mod shm;
+pub mod tls;
 pub mod vm;
 pub mod wake;
 
