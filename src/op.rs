@@ -267,8 +267,16 @@ thread_local! {
     /// The class and kernel element of a predefined datatype, remembered per
     /// handle and thread (predefined handles never change meaning; derived types are never
     /// entered).
-    static NAMES: RefCell<Vec<(usize, Option<TypeClass>)>> = const { RefCell::new(Vec::new()) };
+    static NAMES: Names = const { RefCell::new(Vec::new()) };
 }
+
+/// The remembered classes of one thread (see [`NAMES`]).
+type Names = RefCell<Vec<(usize, Option<TypeClass>)>>;
+
+/// The owner thread's [`NAMES`] (`crate::sys::tls`: no `__tls_get_addr`
+/// on the thread that makes the calls).
+static OWNER_NAMES: crate::sys::tls::Owned<Names> =
+    crate::sys::tls::Owned::new(RefCell::new(Vec::new()));
 
 impl Elem {
     /// Bytes of one element.
@@ -294,7 +302,9 @@ fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
         return None;
     }
     let bits = dt.0.to_bits();
-    if let Some(c) = NAMES.with(|n| n.borrow().iter().find(|e| e.0 == bits).map(|e| e.1)) {
+    if let Some(c) = OWNER_NAMES.with(&NAMES, |n| {
+        n.borrow().iter().find(|e| e.0 == bits).map(|e| e.1)
+    }) {
         return c;
     }
     let mut buf = [0 as c_char; 160];
@@ -308,7 +318,7 @@ fn type_class(dt: ffi::MPI_Datatype, named: bool) -> Option<TypeClass> {
     } else {
         None
     };
-    NAMES.with(|n| n.borrow_mut().push((bits, class)));
+    OWNER_NAMES.with(&NAMES, |n| n.borrow_mut().push((bits, class)));
     class
 }
 

@@ -138,17 +138,22 @@ thread_local! {
     static CACHE: RefCell<HandleCache<CACHED>> = const { RefCell::new(HandleCache::new()) };
 }
 
+/// The owner thread's [`CACHE`] (`crate::sys::tls`: no `__tls_get_addr`
+/// on the thread that makes the calls).
+static OWNER_CACHE: crate::sys::tls::Owned<RefCell<HandleCache<CACHED>>> =
+    crate::sys::tls::Owned::new(RefCell::new(HandleCache::new()));
+
 /// The info of `comm`, through the per-thread cache.
 fn info(comm: ffi::MPI_Comm) -> Option<&'static CommInfo> {
     let bits = comm.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
-    if let Some(p) = CACHE.with(|c| c.borrow().get(gen, bits)) {
+    if let Some(p) = OWNER_CACHE.with(&CACHE, |c| c.borrow().get(gen, bits)) {
         // SAFETY: an info cached since the last deletion of any info, so
         // still live (see `comm::lookup`).
         return Some(unsafe { &*(p as *const CommInfo) });
     }
     let info = comm::lookup(comm)?;
-    CACHE.with(|c| {
+    OWNER_CACHE.with(&CACHE, |c| {
         c.borrow_mut()
             .put(gen, bits, info as *const CommInfo as usize)
     });

@@ -289,22 +289,15 @@ type Recent = core::cell::RefCell<[(usize, Option<Layout>); LAYOUTS]>;
 static OWNER_RECENT: crate::sys::tls::Owned<Recent> =
     crate::sys::tls::Owned::new(core::cell::RefCell::new([(0, None); LAYOUTS]));
 
-/// Runs `f` on the calling thread's recent layouts.
-#[inline(always)]
-fn with_recent<R>(f: impl FnOnce(&Recent) -> R) -> R {
-    match OWNER_RECENT.get() {
-        Some(r) => f(r),
-        None => RECENT.with(f),
-    }
-}
-
 /// The layout of `dt`, or `None` if it is not a valid datatype (the
 /// caller then lets the real MPI report the error). Cached per thread for
 /// predefined types.
 #[inline]
 pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
     let bits = dt.0.to_bits();
-    if let Some(l) = with_recent(|r| r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)) {
+    if let Some(l) = OWNER_RECENT.with(&RECENT, |r| {
+        r.borrow().iter().find(|e| e.0 == bits).and_then(|e| e.1)
+    }) {
         return Some(l);
     }
     let (d, named) = lookup(dt)?;
@@ -318,7 +311,7 @@ pub fn layout(dt: ffi::MPI_Datatype) -> Option<Layout> {
         extent: ext.max(0) as usize,
     };
     if named {
-        with_recent(|r| {
+        OWNER_RECENT.with(&RECENT, |r| {
             let mut r = r.borrow_mut();
             r.rotate_right(1);
             r[0] = (bits, Some(l));

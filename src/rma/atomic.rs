@@ -74,7 +74,9 @@ struct Plan {
 /// a pair heapmpi leaves to the real MPI).
 fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
     let key = (op.0.to_bits(), tdt.0.to_bits(), fetch);
-    if let Some(p) = LAST_PLAN.with(|c| c.get().filter(|e| e.0 == key).map(|e| e.1)) {
+    if let Some(p) =
+        OWNER_LAST_PLAN.with(&LAST_PLAN, |c| c.get().filter(|e| e.0 == key).map(|e| e.1))
+    {
         return Some(p);
     }
     let tl = dt::layout(tdt)?;
@@ -82,7 +84,7 @@ fn plan(op: ffi::MPI_Op, tdt: ffi::MPI_Datatype, fetch: bool) -> Option<Plan> {
     // Only predefined types and operations are remembered: their handles
     // never change meaning (a derived type's may, once freed).
     if tl.d.named {
-        LAST_PLAN.with(|c| c.set(Some((key, p))));
+        OWNER_LAST_PLAN.with(&LAST_PLAN, |c| c.set(Some((key, p))));
     }
     Some(p)
 }
@@ -95,6 +97,11 @@ thread_local! {
     /// asks for the same one every time.
     static LAST_PLAN: core::cell::Cell<Option<PlanEntry>> = const { core::cell::Cell::new(None) };
 }
+
+/// The owner thread's [`LAST_PLAN`] (`crate::sys::tls`: no `__tls_get_addr`
+/// on the thread that makes the calls).
+static OWNER_LAST_PLAN: crate::sys::tls::Owned<core::cell::Cell<Option<PlanEntry>>> =
+    crate::sys::tls::Owned::new(core::cell::Cell::new(None));
 
 /// [`plan`], made.
 fn make_plan(

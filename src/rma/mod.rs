@@ -102,28 +102,19 @@ thread_local! {
 static OWNER_CACHE: crate::sys::tls::Owned<RefCell<HandleCache<CACHED>>> =
     crate::sys::tls::Owned::new(RefCell::new(HandleCache::new()));
 
-/// Runs `f` on the calling thread's window cache.
-#[inline(always)]
-fn with_cache<R>(f: impl FnOnce(&RefCell<HandleCache<CACHED>>) -> R) -> R {
-    match OWNER_CACHE.get() {
-        Some(c) => f(c),
-        None => CACHE.with(f),
-    }
-}
-
 /// heapmpi's state of `win`, if it made it.
 #[inline]
 fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
     let bits = win.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
-    let hit = with_cache(|c| c.borrow().get(gen, bits));
+    let hit = OWNER_CACHE.with(&CACHE, |c| c.borrow().get(gen, bits));
     let p = match hit {
         Some(p) => p,
         None => {
             let wins = WINS.lock().unwrap_or_else(|e| e.into_inner());
             let p = wins.iter().find(|e| e.0 == bits)?.1;
             drop(wins);
-            with_cache(|c| c.borrow_mut().put(gen, bits, p));
+            OWNER_CACHE.with(&CACHE, |c| c.borrow_mut().put(gen, bits, p));
             p
         }
     };

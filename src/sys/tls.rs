@@ -100,6 +100,17 @@ impl<T> Owned<T> {
     pub fn get(&self) -> Option<&T> {
         is_owner().then_some(&self.0)
     }
+
+    /// Runs `f` on the calling thread's copy of the state: this one on the
+    /// owner thread, `local`'s on any other (panics, as `LocalKey::with`
+    /// does, on a thread whose thread-local storage is gone).
+    #[inline(always)]
+    pub fn with<R>(&self, local: &'static std::thread::LocalKey<T>, f: impl FnOnce(&T) -> R) -> R {
+        match self.get() {
+            Some(v) => f(v),
+            None => local.with(f),
+        }
+    }
 }
 
 #[cfg(test)]
