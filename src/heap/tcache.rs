@@ -89,10 +89,7 @@ static OWNER_CACHE: Owned<Cache> = Owned::new(Cache::new());
 /// thread-local storage is being torn down.
 #[inline(always)]
 fn with_cache<R>(f: impl FnOnce(&Cache) -> R) -> Option<R> {
-    if let Some(c) = OWNER_CACHE.get() {
-        return Some(f(c));
-    }
-    CACHE.try_with(f).ok()
+    OWNER_CACHE.try_with(&CACHE, f)
 }
 
 /// The pthread key whose destructor flushes a thread's cache (0 = none;

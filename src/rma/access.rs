@@ -172,20 +172,31 @@ pub(super) fn runs(tb: &Buf) -> Vec<(usize, usize)> {
 ///
 /// # Safety
 /// `src` holds `n ≤ tb.bytes()` bytes; the target memory is the window's.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
+    if loc.direct && tb.d.contig {
+        // SAFETY: per the contract; `copy` since a put from a window into
+        // itself may overlap.
+        unsafe { copy_small(src, tb.ptr, n) };
+    } else {
+        // SAFETY: per the contract.
+        unsafe { store_other(tb, loc, src, n) };
+    }
+}
+
+/// [`store`] into a derived target datatype or through the kernel (out
+/// of line: the contiguous store above is the one that must be short).
+///
+/// # Safety
+/// As [`store`].
+#[inline(never)]
+unsafe fn store_other(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
     if n == 0 {
         return;
     }
     if loc.direct {
-        if tb.d.contig {
-            // SAFETY: per the contract; `copy` since a put from a window
-            // into itself may overlap.
-            unsafe { copy_small(src, tb.ptr, n) };
-        } else {
-            // SAFETY: per the contract.
-            unsafe { tb.unpack_from(src, n) };
-        }
+        // SAFETY: per the contract.
+        unsafe { tb.unpack_from(src, n) };
         return;
     }
     if tb.d.contig {
@@ -252,21 +263,43 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     unsafe { core::ptr::copy_nonoverlapping(packed.as_ptr(), dst, n) };
 }
 
-/// `ptr::copy`, with the sizes of single elements done in registers
-/// rather than through a call to `memmove` (put and get of one word are
-/// the latency-bound case).
+/// `ptr::copy`, with sizes up to 128 bytes done in registers rather than
+/// through a call to `memmove`: put and get of a few elements are the
+/// latency-bound case, and the call with its size dispatch was a quarter
+/// of a 64-byte put. Every load is made before the first store (two
+/// overlapping pieces cover any length), so overlap is harmless.
 ///
 /// # Safety
 /// As `ptr::copy`.
 #[inline]
 unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY (all): per the contract; each value is read whole before it
-    // is written, so overlap is harmless.
+    /// The first and the last `T`-sized piece of `n` bytes (`n` between
+    /// one and two pieces), both read before either is written.
+    ///
+    /// # Safety
+    /// As `copy_small`, with `size_of::<T>() <= n <= 2 * size_of::<T>()`.
+    #[inline(always)]
+    unsafe fn ends<T: Copy>(src: *const u8, dst: *mut u8, n: usize) {
+        let k = n - core::mem::size_of::<T>();
+        // SAFETY: both pieces lie inside the `n` bytes (the contract).
+        unsafe {
+            let a = (src as *const T).read_unaligned();
+            let b = (src.add(k) as *const T).read_unaligned();
+            (dst as *mut T).write_unaligned(a);
+            (dst.add(k) as *mut T).write_unaligned(b);
+        }
+    }
+    // SAFETY (all): per the contract and the size bounds of each arm.
     unsafe {
         match n {
-            8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
-            4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
-            16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
+            0 => {}
+            1 => dst.write(src.read()),
+            2..=3 => ends::<u16>(src, dst, n),
+            4..=7 => ends::<u32>(src, dst, n),
+            8..=15 => ends::<u64>(src, dst, n),
+            16..=32 => ends::<u128>(src, dst, n),
+            33..=64 => ends::<[u128; 2]>(src, dst, n),
+            65..=128 => ends::<[u128; 4]>(src, dst, n),
             _ => core::ptr::copy(src, dst, n),
         }
     }

@@ -102,26 +102,32 @@ thread_local! {
 static OWNER_CACHE: crate::sys::tls::Owned<RefCell<HandleCache<CACHED>>> =
     crate::sys::tls::Owned::new(RefCell::new(HandleCache::new()));
 
-/// heapmpi's state of `win`, if it made it.
-#[inline]
+/// heapmpi's state of `win`, if it made it. The cache hit is inlined into
+/// every operation; the miss is out of line.
+#[inline(always)]
 fn lookup(win: ffi::MPI_Win) -> Option<&'static Win> {
     let bits = win.0.to_bits();
     let gen = GEN.load(Ordering::Relaxed);
     let hit = OWNER_CACHE.with(&CACHE, |c| c.borrow().get(gen, bits));
     let p = match hit {
         Some(p) => p,
-        None => {
-            let wins = WINS.lock().unwrap_or_else(|e| e.into_inner());
-            let p = wins.iter().find(|e| e.0 == bits)?.1;
-            drop(wins);
-            OWNER_CACHE.with(&CACHE, |c| c.borrow_mut().put(gen, bits, p));
-            p
-        }
+        None => lookup_miss(bits, gen)?,
     };
     // SAFETY: a `Win` leaked by `register` and not yet taken back by
     // `unregister` (which bumps the generation first); MPI forbids using a
     // window during or after its free.
     Some(unsafe { &*(p as *const Win) })
+}
+
+/// [`lookup`] of a window not in this thread's cache: the address of its
+/// `Win`, now cached.
+#[inline(never)]
+fn lookup_miss(bits: usize, gen: u64) -> Option<usize> {
+    let wins = WINS.lock().unwrap_or_else(|e| e.into_inner());
+    let p = wins.iter().find(|e| e.0 == bits)?.1;
+    drop(wins);
+    OWNER_CACHE.with(&CACHE, |c| c.borrow_mut().put(gen, bits, p));
+    Some(p)
 }
 
 /// Records `w` as heapmpi's state of the real window `win`.

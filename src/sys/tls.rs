@@ -111,6 +111,20 @@ impl<T> Owned<T> {
             None => local.with(f),
         }
     }
+
+    /// As [`Owned::with`], but `None` instead of a panic on a thread whose
+    /// thread-local storage is being torn down (the allocator runs there).
+    #[inline(always)]
+    pub fn try_with<R>(
+        &self,
+        local: &'static std::thread::LocalKey<T>,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
+        match self.get() {
+            Some(v) => Some(f(v)),
+            None => local.try_with(f).ok(),
+        }
+    }
 }
 
 #[cfg(test)]
