@@ -573,16 +573,70 @@ macro_rules! wrapping_num {
 }
 wrapping_num!(i32, i64, u32, u64);
 
-/// `inout = in op inout` elementwise, written exactly as both MPIs' loops
-/// are (Open MPI's `op_base_functions.c`, MPICH's `MPIR_MAXF`/`MPIR_SUM`),
-/// so that NaNs and signed zeros come out bit for bit the same:
-/// `inout = inout + in`, `inout = inout > in ? inout : in`,
-/// `inout = inout < in ? inout : in`.
+/// `inout = in op inout` elementwise (see [`body`]), with the widest
+/// vector unit the processor has: the crate is built for the x86-64
+/// baseline (SSE2, two doubles an instruction), and Open MPI's own `op`
+/// component uses AVX-512 where it exists, which made its accumulates of
+/// 64-128 KiB (L2-resident) 10-15% faster than heapmpi's. Every variant
+/// runs the same elementwise loop, so the results are the same bits.
 ///
 /// # Safety
 /// `count` elements of `T` at each address, not overlapping.
 #[inline(never)]
 unsafe fn kernel<T: Num>(p: Pre, inb: *const u8, inout: *mut u8, count: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        /// Below this many bytes the feature check is not worth it.
+        const WIDE: usize = 256;
+        if count * core::mem::size_of::<T>() >= WIDE {
+            // `is_x86_feature_detected!` reads std's cached CPUID bits.
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor has AVX-512F; the contract is ours.
+                return unsafe { kernel_avx512::<T>(p, inb, inout, count) };
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2; the contract is ours.
+                return unsafe { kernel_avx2::<T>(p, inb, inout, count) };
+            }
+        }
+    }
+    // SAFETY: per the contract.
+    unsafe { body::<T>(p, inb, inout, count) }
+}
+
+/// [`body`] compiled for AVX-512F.
+///
+/// # Safety
+/// As [`kernel`], on a processor with AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn kernel_avx512<T: Num>(p: Pre, inb: *const u8, inout: *mut u8, count: usize) {
+    // SAFETY: per the contract.
+    unsafe { body::<T>(p, inb, inout, count) }
+}
+
+/// [`body`] compiled for AVX2.
+///
+/// # Safety
+/// As [`kernel`], on a processor with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn kernel_avx2<T: Num>(p: Pre, inb: *const u8, inout: *mut u8, count: usize) {
+    // SAFETY: per the contract.
+    unsafe { body::<T>(p, inb, inout, count) }
+}
+
+/// `inout = in op inout` elementwise, written exactly as both MPIs' loops
+/// are (Open MPI's `op_base_functions.c`, MPICH's `MPIR_MAXF`/`MPIR_SUM`),
+/// so that NaNs and signed zeros come out bit for bit the same:
+/// `inout = inout + in`, `inout = inout > in ? inout : in`,
+/// `inout = inout < in ? inout : in`. Always inlined, so that each caller
+/// compiles it for its own target features.
+///
+/// # Safety
+/// `count` elements of `T` at each address, not overlapping.
+#[inline(always)]
+unsafe fn body<T: Num>(p: Pre, inb: *const u8, inout: *mut u8, count: usize) {
     let a = inb as *const T;
     let b = inout as *mut T;
     // SAFETY: per the contract (unaligned reads and writes).
@@ -641,6 +695,95 @@ mod tests {
             classify_name("MPI_DOUBLE_INT").map(|c| c.0),
             Some(Class::Pair)
         );
+    }
+
+    /// The dispatched kernels (AVX-512/AVX2 from 256 bytes) give the same
+    /// bits as the plain elementwise rule at every length, alignment and
+    /// tail, NaNs and signed zeros included.
+    #[test]
+    fn wide_kernels_match_the_elementwise_rule() {
+        macro_rules! check {
+            ($t:ty, $vals:expr, $bits:expr) => {{
+                let vals: Vec<$t> = $vals;
+                let pick = |i: usize, k: usize| vals[(i * 7 + k * 3 + i / 5) % vals.len()];
+                for p in [Pre::Sum, Pre::Max, Pre::Min] {
+                    for count in [0usize, 1, 31, 64, 65, 127, 200, 257, 1000] {
+                        for skew in [0usize, 1] {
+                            // Byte buffers with a skew: unaligned elements.
+                            let sz = core::mem::size_of::<$t>();
+                            let mut a = vec![0u8; (count + 1) * sz];
+                            let mut b = vec![0u8; (count + 1) * sz];
+                            let mut want = Vec::with_capacity(count);
+                            for i in 0..count {
+                                let (x, y) = (pick(i, 0), pick(i, 1));
+                                // SAFETY: inside the buffers.
+                                unsafe {
+                                    (a.as_mut_ptr().add(skew + i * sz) as *mut $t)
+                                        .write_unaligned(x);
+                                    (b.as_mut_ptr().add(skew + i * sz) as *mut $t)
+                                        .write_unaligned(y);
+                                }
+                                want.push(match p {
+                                    Pre::Sum => y.add(x),
+                                    Pre::Max => {
+                                        if y > x {
+                                            y
+                                        } else {
+                                            x
+                                        }
+                                    }
+                                    _ => {
+                                        if y < x {
+                                            y
+                                        } else {
+                                            x
+                                        }
+                                    }
+                                });
+                            }
+                            // SAFETY: `count` elements at each address.
+                            unsafe {
+                                kernel::<$t>(
+                                    p,
+                                    a.as_ptr().add(skew),
+                                    b.as_mut_ptr().add(skew),
+                                    count,
+                                )
+                            };
+                            for (i, w) in want.iter().enumerate() {
+                                // SAFETY: inside the buffer.
+                                let got = unsafe {
+                                    (b.as_ptr().add(skew + i * sz) as *const $t).read_unaligned()
+                                };
+                                assert_eq!(
+                                    $bits(got),
+                                    $bits(*w),
+                                    "{p:?} count {count} element {i}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }};
+        }
+        let f = vec![
+            1.5f64,
+            -0.0,
+            0.0,
+            f64::NAN,
+            -3.25,
+            f64::INFINITY,
+            1e300,
+            -1e-300,
+            7.0,
+        ];
+        check!(f64, f.clone(), f64::to_bits);
+        check!(f32, f.iter().map(|&x| x as f32).collect(), f32::to_bits);
+        let i = vec![i64::MAX, i64::MIN, -1, 0, 1, 42, -42, 1 << 40];
+        check!(i64, i.clone(), |x| x);
+        check!(i32, i.iter().map(|&x| x as i32).collect(), |x| x);
+        check!(u32, i.iter().map(|&x| x as u32).collect(), |x| x);
+        check!(u64, i.iter().map(|&x| x as u64).collect(), |x| x);
     }
 
     #[test]
