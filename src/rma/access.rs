@@ -531,3 +531,26 @@ pub unsafe fn rget(
         || unsafe { ffi::PMPI_Rget(oaddr, ocount, odt, t, disp, tcount, tdt, win, req) },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::copy_small;
+
+    /// Every length up to past the register sizes, disjoint and
+    /// overlapping both ways, gives what `ptr::copy` gives.
+    #[test]
+    fn copy_small_is_ptr_copy() {
+        for n in 0..=200usize {
+            for (from, to) in [(0usize, 300usize), (0, 1), (1, 0), (5, 37), (37, 5), (0, 0)] {
+                let mut want: Vec<u8> = (0..600).map(|i| (i * 7 + 3) as u8).collect();
+                let mut got = want.clone();
+                // SAFETY: both ranges lie inside the 600-byte buffers.
+                unsafe {
+                    core::ptr::copy(want.as_ptr().add(from), want.as_mut_ptr().add(to), n);
+                    copy_small(got.as_ptr().add(from), got.as_mut_ptr().add(to), n);
+                }
+                assert_eq!(got, want, "{n} bytes from {from} to {to}");
+            }
+        }
+    }
+}
