@@ -126,6 +126,9 @@ pub static COLL_STAGE_FAILED: Counter = Counter::new();
 /// Collectives every member handed to the real MPI half-way, because one
 /// could not stage its data.
 pub static COLL_GAVE_UP: Counter = Counter::new();
+/// Blocks of large broadcasts a root copied for its readers
+/// (`coll::assist`).
+pub static COLL_BCAST_HELPED: Counter = Counter::new();
 
 /// Windows heapmpi runs over the shared heap.
 pub static RMA_WIN_HEAP: Counter = Counter::new();
@@ -180,13 +183,15 @@ pub fn write_rma(w: &mut impl core::fmt::Write) -> core::fmt::Result {
 pub fn write_coll(w: &mut impl core::fmt::Write) -> core::fmt::Result {
     write!(
         w,
-        " coll: heap={} real={} staged={} stage_failed={} gave_up={} nonblocking={}",
+        " coll: heap={} real={} staged={} stage_failed={} gave_up={} nonblocking={} \
+         bcast_helped={}",
         COLL_FAST.get(),
         COLL_REAL.get(),
         COLL_STAGED.get(),
         COLL_STAGE_FAILED.get(),
         COLL_GAVE_UP.get(),
         COLL_NONBLOCKING.get(),
+        COLL_BCAST_HELPED.get(),
     )
 }
 

@@ -8,15 +8,16 @@
 //! bytes on one line). Larger ones are read by every member straight from
 //! the root's buffer (the single-copy broadcast of XPMEM-based designs such
 //! as Open MPI's `coll/xhc`, here without a kernel module since the heap is
-//! mapped at one address); the root waits until all are done. A root
-//! buffer outside the heap is staged once.
+//! mapped at one address); the root waits until all are done, copying
+//! blocks for the readers whose buffers are in the heap meanwhile
+//! (`assist`). A root buffer outside the heap is staged once.
 
 use core::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, FAIL};
+use super::{assist, flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, FAIL};
 use crate::comm::node::Node;
 
 /// `MPI_Bcast`.
@@ -142,7 +143,11 @@ pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bo
             node.demote(s, node.data(me, s, bytes), bytes);
         }
         if addr != 0 && addr != FAIL {
-            node.wait_done(s);
+            if bytes >= assist::MIN {
+                assist::serve(node, s, addr as *const u8, bytes);
+            } else {
+                node.wait_done(s);
+            }
         }
         node.finish(s);
         drop(stage);
@@ -161,8 +166,16 @@ pub(super) unsafe fn node_bcast(node: &Node, b: Option<&Buf>, root: usize) -> bo
             } else {
                 addr as *const u8
             };
-            // SAFETY: the root keeps `len` bytes there until we are done.
-            unsafe { b.unpack_from(src, len as usize) };
+            let n = (len as usize).min(b.bytes());
+            if addr != 0 && n >= assist::MIN && b.shared().is_some() {
+                // SAFETY: as below; our buffer is dense, in the heap, and
+                // ours until the call returns.
+                unsafe { assist::read(node, s, src, b.ptr, n) };
+            } else {
+                // SAFETY: the root keeps `len` bytes there until we are
+                // done.
+                unsafe { b.unpack_from(src, len as usize) };
+            }
         }
     }
     node.finish(s);

@@ -24,6 +24,7 @@
 //!
 //! - [`barrier`]: the flag barrier;
 //! - [`bcast`]: broadcast and scatter (one root, every member reads);
+//! - `assist`: the root of a large broadcast copies blocks for its readers;
 //! - [`reduce`]: the reductions' entry points, over `fold` (inline
 //!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
@@ -32,6 +33,7 @@
 //!   underneath computes, which `fold` evaluates;
 //! - [`op`]: reduction operators.
 
+mod assist;
 mod barrier;
 mod bcast;
 mod fold;

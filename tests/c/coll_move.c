@@ -51,7 +51,8 @@
  *     than 1 KiB per rank with "Message truncated" at some roots.)
  *  C. 64 MiB once (16 MiB at more than 2 ranks): a Bcast of bytes and an
  *     Allreduce (MPI_SUM) of doubles holding small integers (exact in any
- *     order).
+ *     order); Bcasts of 512 KiB, 700001 B, 1 MiB + 3 and 3 MiB + 5 at odd
+ *     addresses from every root (the root helps copy from 512 KiB).
  *  D. count 0 with NULL buffers (and MPI_IN_PLACE) for every collective
  *     and every root: MPI_SUCCESS, nothing touched.
  *  E. displacements of the v variants: negative ones (the buffer pointer
@@ -1026,6 +1027,34 @@ static void huge(void)
     out("C Bcast %zu MiB from rank %d: %s, checksum %016llx", len / MIB, root,
         ok ? "right" : "WRONG", (unsigned long long)hash_bytes(0, b, len));
     free(b);
+
+    /* Broadcasts from 512 KiB up, where the root copies blocks for the
+     * readers whose buffers are in the shared heap: sizes that are no
+     * multiple of the blocks, odd addresses, every root, and the byte
+     * after the buffer must stay. */
+    static const size_t ASSIST[] = {512 * 1024, 700001, MIB + 3, 3 * MIB + 5};
+    int right = 0, calls = 0;
+    for (size_t k = 0; k < sizeof ASSIST / sizeof ASSIST[0]; k++) {
+        const size_t m = ASSIST[k];
+        for (int r = 0; r < n; r++) {
+            unsigned char *raw = must(malloc(m + 2), "malloc", m + 2);
+            unsigned char *p = raw + 1;
+            const unsigned seed = (unsigned)(700 + 10 * k + (size_t)r);
+            if (me == r)
+                wpattern_fill(p, m, seed);
+            else
+                memset(p, 0, m);
+            p[m] = 0xa5;
+            MPI_OK(MPI_Bcast(p, (int)m, MPI_BYTE, r, MPI_COMM_WORLD));
+            int good = wpattern_check(p, m, seed, "assisted Bcast") && p[m] == 0xa5;
+            CHECK(p[m] == 0xa5, "Bcast of %zu bytes from %d wrote past the buffer", m, r);
+            right += good;
+            calls++;
+            free(raw);
+        }
+    }
+    out("C Bcast 512 KiB-3 MiB, odd sizes and addresses, every root: %d of %d right", right,
+        calls);
 
     const size_t cnt = len / sizeof(double);
     double *x = must(malloc(len), "malloc", len);
