@@ -16,6 +16,7 @@
 
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
+pub mod blocks;
 pub mod coll;
 pub mod comm;
 pub mod config;

@@ -8,8 +8,8 @@
 //! step, split into blocks, and both take blocks with an atomic counter
 //! until none are left: the root copies instead of waiting. This is the
 //! synergistic copy of Hybrid MPI (Hashmi et al., SC13) that
-//! `p2p::engine::synergy` uses between a sender and a receiver, applied to
-//! the root and each reader of a broadcast.
+//! `p2p::engine::synergy` uses between a sender and a receiver
+//! ([`crate::blocks`]), applied to the root and each reader of a broadcast.
 //!
 //! The job lives in the reader's cell for the broadcast's step: `addr` the
 //! destination, `len` the bytes, `aux` the block size, and two counters in
@@ -20,6 +20,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::blocks::Job;
 use crate::comm::node::Node;
 use crate::comm::wait::wait_until;
 
@@ -59,7 +60,7 @@ fn counters(node: &Node, m: usize, s: u64) -> (&AtomicU64, &AtomicU64) {
 /// touched by anyone else meanwhile.
 pub unsafe fn read(node: &Node, s: u64, src: *const u8, dst: *mut u8, n: usize) {
     let block = block_for(n);
-    let nblocks = n.div_ceil(block) as u64;
+    let job = Job { src, dst, n, block };
     // The slot was last used at step `s - CELLS`, which every member has
     // finished (the root's own gate checked it before publishing `s`), so
     // this does not wait.
@@ -70,10 +71,10 @@ pub unsafe fn read(node: &Node, s: u64, src: *const u8, dst: *mut u8, n: usize) 
     copied.store(0, Ordering::Relaxed);
     node.publish(s, dst as u64, n as u64, block as u64);
     // SAFETY: per the contract.
-    unsafe { take_blocks(next, copied, src, dst, n, block, nblocks) };
+    unsafe { crate::blocks::take(next, copied, &job) };
     // Acquire: pairs with every copier's Release increment, so the root's
     // blocks are in `dst` before this member finishes the step.
-    wait_until(|| (copied.load(Ordering::Acquire) >= nblocks).then_some(()));
+    wait_until(|| (copied.load(Ordering::Acquire) >= job.blocks()).then_some(()));
 }
 
 /// The root's side: waits until every member is done with step `s`,
@@ -93,55 +94,22 @@ pub fn serve(node: &Node, s: u64, src: *const u8, n: usize) {
             let len = (c.len.load(Ordering::Relaxed) as usize).min(n);
             let block = c.aux.load(Ordering::Relaxed) as usize;
             let (next, copied) = counters(node, m, s);
-            let nblocks = len.div_ceil(block) as u64;
+            let job = Job {
+                src,
+                dst,
+                n: len,
+                block,
+            };
             // SAFETY: the reader keeps its job (and its buffer, in the
             // heap, mapped at this address here too) until every block is
             // copied, which includes those this call takes; `src` is ours.
-            let mine = unsafe { take_blocks(next, copied, src, dst, len, block, nblocks) };
+            let mine = unsafe { crate::blocks::take(next, copied, &job) };
             if mine > 0 {
                 crate::stats::COLL_BCAST_HELPED.add(mine);
             }
         }
         node.all_done(s).then_some(())
     });
-}
-
-/// Takes blocks of a job with its counters until none are left, copying
-/// each from `src` to `dst`; returns how many this caller copied.
-///
-/// # Safety
-/// `src` and `dst` hold the job's `n` bytes; each block is copied by
-/// whoever takes it, once.
-unsafe fn take_blocks(
-    next: &AtomicU64,
-    copied: &AtomicU64,
-    src: *const u8,
-    dst: *mut u8,
-    n: usize,
-    block: usize,
-    nblocks: u64,
-) -> u64 {
-    // Relaxed: a cheap look before the locked increment, which is what
-    // hands out blocks.
-    if next.load(Ordering::Relaxed) >= nblocks {
-        return 0;
-    }
-    let mut mine = 0;
-    loop {
-        // Relaxed: the counter only hands out distinct indices; the bytes
-        // are published through `copied`.
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        if b >= nblocks {
-            return mine;
-        }
-        let off = b as usize * block;
-        let len = block.min(n - off);
-        // SAFETY: block `b` lies inside both buffers and is ours alone.
-        unsafe { core::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len) };
-        // Release: the block's bytes before the count the reader awaits.
-        copied.fetch_add(1, Ordering::Release);
-        mine += 1;
-    }
 }
 
 #[cfg(test)]

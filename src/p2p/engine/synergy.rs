@@ -60,8 +60,8 @@ impl Engine {
     }
 }
 
-/// Claims and copies blocks until none are left; returns how many this
-/// caller copied.
+/// Claims and copies blocks of `rdv`'s job until none are left; returns
+/// how many this caller copied.
 pub(super) fn copy_blocks(
     rdv: &Rendezvous,
     src: *const u8,
@@ -70,21 +70,9 @@ pub(super) fn copy_blocks(
     block: usize,
     nblocks: u64,
 ) -> u64 {
-    let mut mine = 0;
-    loop {
-        // Relaxed: the counter only hands out distinct indices; the data is
-        // published through `blocks_done`.
-        let b = rdv.next_block.fetch_add(1, Ordering::Relaxed);
-        if b >= nblocks {
-            return mine;
-        }
-        let off = b as usize * block;
-        let len = block.min(n - off);
-        // SAFETY: block `b` is ours alone (unique index); both buffers hold
-        // `n` bytes and stay valid until `blocks_done` reaches `nblocks`.
-        unsafe { core::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len) };
-        // Release: publishes this block's bytes to the receiver.
-        rdv.blocks_done.fetch_add(1, Ordering::Release);
-        mine += 1;
-    }
+    debug_assert_eq!(nblocks, n.div_ceil(block) as u64);
+    let job = crate::blocks::Job { src, dst, n, block };
+    // SAFETY: both buffers hold `n` bytes and stay valid until
+    // `blocks_done` reaches `nblocks`; both sides use `rdv`'s counters.
+    unsafe { crate::blocks::take(&rdv.next_block, &rdv.blocks_done, &job) }
 }
