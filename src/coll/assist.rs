@@ -17,6 +17,12 @@
 //! copied). Nobody else reads a reader's cell in a broadcast, and its slot
 //! is reused only at step `s + CELLS`, after every member (the root
 //! included) is done with step `s`, so the root never sees a stale job.
+//!
+//! Nonblocking broadcasts (`MPI_Ibcast`, `MPI_Bcast_init`) help the same
+//! way: a reader publishes its job when it reads (if its cell is free
+//! without waiting), and the root takes blocks on every round of progress
+//! until its readers are done, and only then finishes the step
+//! (`coll::nb`'s serving phase), which keeps the same guarantee.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,12 +65,23 @@ fn counters(node: &Node, m: usize, s: u64) -> (&AtomicU64, &AtomicU64) {
 /// `s`; `dst` has room for `n` bytes, is inside the shared heap and is not
 /// touched by anyone else meanwhile.
 pub unsafe fn read(node: &Node, s: u64, src: *const u8, dst: *mut u8, n: usize) {
-    let block = block_for(n);
-    let job = Job { src, dst, n, block };
     // The slot was last used at step `s - CELLS`, which every member has
     // finished (the root's own gate checked it before publishing `s`), so
     // this does not wait.
     node.gate(s);
+    // SAFETY: per the contract; the gate is open.
+    unsafe { read_gated(node, s, src, dst, n) }
+}
+
+/// [`read`] once this member's cell for step `s` is known to be free
+/// (`Node::gate_open(s)`): what a nonblocking broadcast's reader calls,
+/// which may not wait for the gate.
+///
+/// # Safety
+/// As [`read`], and the gate of step `s` is open.
+pub unsafe fn read_gated(node: &Node, s: u64, src: *const u8, dst: *mut u8, n: usize) {
+    let block = block_for(n);
+    let job = Job { src, dst, n, block };
     let (next, copied) = counters(node, node.me, s);
     // Relaxed: published by the Release of `publish` below.
     next.store(0, Ordering::Relaxed);
@@ -73,43 +90,55 @@ pub unsafe fn read(node: &Node, s: u64, src: *const u8, dst: *mut u8, n: usize) 
     // SAFETY: per the contract.
     unsafe { crate::blocks::take(next, copied, &job) };
     // Acquire: pairs with every copier's Release increment, so the root's
-    // blocks are in `dst` before this member finishes the step.
+    // blocks are in `dst` before this member finishes the step. Only the
+    // blocks the root has already claimed are waited for: the rest were
+    // taken here.
     wait_until(|| (copied.load(Ordering::Acquire) >= job.blocks()).then_some(()));
 }
 
 /// The root's side: waits until every member is done with step `s`,
 /// copying blocks of `src` (the root's `n` published bytes) for any reader
-/// that published a job meanwhile.
+/// that published a job meanwhile. The root finishes step `s` only after
+/// this returns (a reader's cell is reused only once every member finished
+/// the step, so no job seen here is stale).
 pub fn serve(node: &Node, s: u64, src: *const u8, n: usize) {
     wait_until(|| {
-        for m in (0..node.n).filter(|&m| m != node.me) {
-            let c = node.cell(m, s);
-            // Acquire: pairs with the reader's Release in `publish`, so its
-            // destination, length, block size and zeroed counters are seen.
-            if c.seq.load(Ordering::Acquire) != s {
-                continue;
-            }
-            // Relaxed: ordered by the Acquire above.
-            let dst = c.addr.load(Ordering::Relaxed) as *mut u8;
-            let len = (c.len.load(Ordering::Relaxed) as usize).min(n);
-            let block = c.aux.load(Ordering::Relaxed) as usize;
-            let (next, copied) = counters(node, m, s);
-            let job = Job {
-                src,
-                dst,
-                n: len,
-                block,
-            };
-            // SAFETY: the reader keeps its job (and its buffer, in the
-            // heap, mapped at this address here too) until every block is
-            // copied, which includes those this call takes; `src` is ours.
-            let mine = unsafe { crate::blocks::take(next, copied, &job) };
-            if mine > 0 {
-                crate::stats::COLL_BCAST_HELPED.add(mine);
-            }
-        }
+        serve_once(node, s, src, n);
         node.all_done(s).then_some(())
     });
+}
+
+/// One look at every reader's cell for a job of step `s`, taking its
+/// blocks until none are left; what a nonblocking broadcast's root does on
+/// each round of progress until its readers are done. The caller must not
+/// have finished step `s` (see [`serve`]).
+pub fn serve_once(node: &Node, s: u64, src: *const u8, n: usize) {
+    for m in (0..node.n).filter(|&m| m != node.me) {
+        let c = node.cell(m, s);
+        // Acquire: pairs with the reader's Release in `publish`, so its
+        // destination, length, block size and zeroed counters are seen.
+        if c.seq.load(Ordering::Acquire) != s {
+            continue;
+        }
+        // Relaxed: ordered by the Acquire above.
+        let dst = c.addr.load(Ordering::Relaxed) as *mut u8;
+        let len = (c.len.load(Ordering::Relaxed) as usize).min(n);
+        let block = c.aux.load(Ordering::Relaxed) as usize;
+        let (next, copied) = counters(node, m, s);
+        let job = Job {
+            src,
+            dst,
+            n: len,
+            block,
+        };
+        // SAFETY: the reader keeps its job (and its buffer, in the heap,
+        // mapped at this address here too) until every block is copied,
+        // which includes those this call takes; `src` is ours.
+        let mine = unsafe { crate::blocks::take(next, copied, &job) };
+        if mine > 0 {
+            crate::stats::COLL_BCAST_HELPED.add(mine);
+        }
+    }
 }
 
 #[cfg(test)]

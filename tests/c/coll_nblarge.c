@@ -25,6 +25,8 @@
  *   differ per member, one of them 0; in place, the whole contribution
  *   in the receive buffer; not the 2 MiB in-place ones at 3 ranks and more
  *   under the MPICH family, which stock MPICH 4.0.2 aborts in).
+ * Then large Ibcasts back to back (512 KiB to 3 MiB + 5, roots rotating,
+ * an Iallreduce among them), the sizes whose readers the root helps.
  * Every result, the guard bytes after it and the send buffers are checked
  * against a local reference; checksums of the results are printed.
  *
@@ -498,6 +500,59 @@ static void derived(size_t blocks, int root)
     free(v);
 }
 
+/* Large Ibcasts back to back (the sizes from which a root copies blocks
+ * for its readers: 512 KiB, 700001 B and 1 MiB + 3 at odd addresses,
+ * 3 MiB + 5), four pending at once with an Iallreduce among them, roots
+ * rotating, completed by one Waitall or by Waits in reverse order: a
+ * reader's job lives in its cell of the broadcast's step, which the next
+ * broadcasts reuse as soon as every member is done. */
+static void back_to_back(int rounds)
+{
+    static const size_t sz[4] = {512 * 1024, 700001, MIB + 3, 3 * MIB + 5};
+    unsigned char *b[4];
+    for (int k = 0; k < 4; k++)
+        b[k] = must(malloc(sz[k] + 9), "malloc", sz[k] + 9);
+    int good = 0, all = 0;
+    uint64_t h = 0;
+    for (int it = 0; it < rounds; it++) {
+        MPI_Request rq[5];
+        int x = g_me + it, y = -1;
+        for (int k = 0; k < 4; k++) {
+            const int root = (it + k) % g_n;
+            unsigned char *p = b[k] + (k & 1);
+            for (size_t j = 0; j < sz[k]; j++)
+                p[j] = g_me == root ? byte_of((uint64_t)(it * 4 + k), root, j) : 0xEE;
+            guard(p, sz[k]);
+            MPI_OK(MPI_Ibcast(p, (int)sz[k], MPI_BYTE, root, MPI_COMM_WORLD, &rq[k]));
+            if (k == 1)
+                MPI_OK(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq[4]));
+        }
+        g_calls += 5;
+        if (it % 2 == 0)
+            MPI_OK(MPI_Waitall(5, rq, MPI_STATUSES_IGNORE));
+        else
+            for (int k = 4; k >= 0; k--)
+                MPI_OK(MPI_Wait(&rq[k], MPI_STATUS_IGNORE));
+        for (int k = 0; k < 4; k++) {
+            const int root = (it + k) % g_n;
+            const unsigned char *p = b[k] + (k & 1);
+            int ok = guard_ok(p, sz[k]);
+            for (size_t j = 0; j < sz[k] && ok; j++)
+                ok = p[j] == byte_of((uint64_t)(it * 4 + k), root, j);
+            CHECK(ok, "back-to-back Ibcast %d of %zu bytes from %d: wrong", it, sz[k], root);
+            h = hash_bytes(h, p, sz[k]);
+            good += ok;
+            all++;
+        }
+        const int want = g_n * it + g_n * (g_n - 1) / 2;
+        CHECK(y == want, "back-to-back Iallreduce %d: %d, not %d", it, y, want);
+    }
+    for (int k = 0; k < 4; k++)
+        free(b[k]);
+    out("back-to-back Ibcasts of 512 KiB to 3 MiB + 5: %d of %d right, checksum %016llx", good,
+        all, (unsigned long long)h);
+}
+
 int main(int argc, char **argv)
 {
     coll_init(&argc, &argv, &g_me, &g_n);
@@ -519,6 +574,8 @@ int main(int argc, char **argv)
         derived(1000, root);           /* 12 KB packed */
         derived(200001, root);         /* 2.4 MB packed */
     }
+    section("back to back");
+    back_to_back(12);
     out("nonblocking calls per rank: %d", g_calls);
     return coll_finish("nblarge", g_me, g_n);
 }

@@ -29,7 +29,7 @@
 //! writers' cells and read as a small operation is, pipelined over the
 //! cells' ring. Slower, but it needs no memory, so it cannot fail.
 
-use super::super::{Stage, FAIL};
+use super::super::{assist, Stage, FAIL};
 use super::{Fold, How, Kind, Pending};
 use crate::comm::node::Node;
 
@@ -88,6 +88,20 @@ impl Large {
     /// request must wait until they are all done.
     pub(super) fn drains(&self) -> bool {
         self.mode == Mode::Direct && self.offer != 0 && self.offer != FAIL
+    }
+
+    /// Whether this member is the root of a broadcast large enough for its
+    /// readers to ask for help ([`assist`]): it then copies their blocks
+    /// while it drains, and finishes its step only once they are done (a
+    /// reader's job lives in its cell of the step, reused once every
+    /// member, the root included, finished it).
+    pub(super) fn serves(&self, kind: &Kind) -> bool {
+        matches!(kind, Kind::Bcast { .. }) && self.drains() && self.bytes >= assist::MIN
+    }
+
+    /// One round of the root's help (see [`Large::serves`]).
+    pub(super) fn serve(&self, node: &Node, s: u64) {
+        assist::serve_once(node, s, self.src, self.bytes);
     }
 }
 
@@ -395,9 +409,21 @@ unsafe fn direct(
                 // Unpacking a derived type calls the MPI.
                 return false;
             }
-            // SAFETY: the root's offer holds `bytes` packed bytes until
-            // every member finished; the buffer is the caller's.
-            unsafe { buf.unpack_from(offer_of(node, s, l, last), l.bytes) };
+            let src = offer_of(node, s, l, last);
+            if l.bytes >= assist::MIN && buf.shared().is_some() && node.gate_open(s) {
+                // The root copies blocks for us (it serves until we finish
+                // step `s`, see `Large::serves`). Our cell of step `s` is
+                // free (the gate), and no earlier operation of ours still
+                // reads it (`run` starts none while one `CELLS` steps back
+                // is published).
+                // SAFETY: as below; our buffer is dense, in the heap, and
+                // the caller's until the operation completes.
+                unsafe { assist::read_gated(node, s, src, buf.ptr, l.bytes) };
+            } else {
+                // SAFETY: the root's offer holds `bytes` packed bytes until
+                // every member finished; the buffer is the caller's.
+                unsafe { buf.unpack_from(src, l.bytes) };
+            }
         }
         Kind::Reduce {
             recv,

@@ -225,6 +225,11 @@ enum Phase {
     /// A large operation finished here whose offer the other members may
     /// still be reading: its request completes once they are all done.
     Draining,
+    /// A large broadcast's root whose readers may still ask for its help
+    /// (`Large::serves`): like `Draining`, but its step is finished only
+    /// once they are all done, so later operations of the communicator
+    /// do not finish theirs before it either.
+    Serving,
 }
 
 /// One pending operation.
@@ -503,6 +508,23 @@ fn run(st: &mut State, may_call_mpi: bool) {
         if p.phase == Phase::Worked && !p.delivered && !drains {
             deliver(p, done);
         }
+        if p.phase == Phase::Worked && first && p.large.as_ref().is_some_and(|l| l.serves(&p.kind))
+        {
+            p.phase = Phase::Serving;
+        }
+        if p.phase == Phase::Serving {
+            let l = p.large.as_ref().expect("a large operation");
+            l.serve(p.node, p.s);
+            if !p.node.all_done(p.last) {
+                k += 1;
+                continue;
+            }
+            // Every reader is done: no job is left to serve. `first` still
+            // holds (it did when serving began, and every later operation
+            // of the communicator waits behind this one).
+            p.node.finish(p.last);
+            p.phase = Phase::Draining;
+        }
         if p.phase == Phase::Worked && first {
             p.node.finish(p.last);
             if drains {
@@ -515,10 +537,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
             }
         }
         let p = &mut ops[k];
-        // Delivering frees a held datatype duplicate, which only a thread
-        // that may call the MPI does.
-        let may_deliver = may_call_mpi || held(&p.kind).is_empty();
-        if p.phase == Phase::Draining && may_deliver && p.node.all_done(p.last) {
+        if p.phase == Phase::Draining && may_deliver_now(p, may_call_mpi) && p.node.all_done(p.last)
+        {
             // Every member is done reading our offer.
             deliver(p, done);
             ops.remove(k);
@@ -527,6 +547,12 @@ fn run(st: &mut State, may_call_mpi: bool) {
         k += 1;
     }
     LIVE.store(ops.len() + done.len(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this thread may complete `p`'s request: delivering frees a
+/// held datatype duplicate, which only a thread that may call the MPI does.
+fn may_deliver_now(p: &Pending, may_call_mpi: bool) -> bool {
+    may_call_mpi || held(&p.kind).is_empty()
 }
 
 /// Completes `p`'s request.
