@@ -4,8 +4,9 @@
 //! A message travels in the MPI library's native packed representation
 //! (`MPI_Pack`), which on one node is the raw bytes of the basic elements in
 //! type-map order. A predefined datatype whose size equals its extent (no
-//! holes, as with `MPI_INT` but not `MPI_DOUBLE_INT`), a contiguous type of
-//! one, and a large derived type whose blocks abut in order ([`run`]) are
+//! holes, as with `MPI_INT` but not `MPI_DOUBLE_INT`), a contiguous type or
+//! a duplicate of one, and a large derived type whose blocks abut in order
+//! ([`run`]) are
 //! copied with `memcpy`; everything else is packed by the sender and
 //! unpacked by the receiver with the real MPI's `PMPI_Pack`/`PMPI_Unpack`
 //! ([`pack`]), which handle every derived type, `MPI_BOTTOM` with absolute
@@ -179,10 +180,14 @@ fn lookup(dt: ffi::MPI_Datatype) -> Option<(Dt, bool)> {
             return None;
         }
     }
-    // Dense: a predefined type without holes, or a contiguous type of such
-    // a type (the large counts of the `_c` routines come as those).
+    // Dense: a predefined type without holes, a contiguous type of such a
+    // type (the large counts of the `_c` routines come as those), or a
+    // duplicate of either (`MPI_Type_dup`: the MPICH suite's nonblocking
+    // collectives receive into one; a receive type that is not dense is
+    // unpacked through the MPI, which the progress thread may not call).
+    let one_base = env.comb == CONTIGUOUS.load(Ordering::Relaxed) || run::is_dup(env.comb);
     let dense_parts = named
-        || (env.comb == CONTIGUOUS.load(Ordering::Relaxed) && env.nd == 1 && {
+        || (one_base && env.nd == 1 && {
             let types = contents_types(dt, &env).unwrap_or_default();
             let dense = types
                 .first()

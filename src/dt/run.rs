@@ -29,6 +29,11 @@ static HVECTOR: AtomicI32 = AtomicI32::new(i32::MIN);
 static STRUCT: AtomicI32 = AtomicI32::new(i32::MIN);
 static RESIZED: AtomicI32 = AtomicI32::new(i32::MIN);
 
+/// Whether `comb` is `MPI_COMBINER_DUP`.
+pub(super) fn is_dup(comb: c_int) -> bool {
+    comb == DUP.load(Ordering::Relaxed)
+}
+
 /// How deep [`single_run`] follows nested types, and how many blocks of
 /// a struct it reads: beyond, it answers `None` (the type is packed).
 const DEPTH: u32 = 8;

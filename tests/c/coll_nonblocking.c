@@ -66,6 +66,13 @@
  *     for in reverse order: results (not Iexscan's on rank 0, which MPI
  *     leaves undefined), the guard after them and the send buffers.
  *
+ *  I. rank 0 posts an Igather (root 0, receive type a duplicate of
+ *     MPI_INT, freed at once) and 4 Ibarriers on MPI_COMM_WORLD, then an
+ *     Ireduce with a user-defined operation on a duplicate (the real
+ *     MPI's), and Waits for that first; the others post 50 ms later and
+ *     Waitall theirs before they join the Ireduce (the last Ibarrier needs
+ *     rank 0 to have finished the Igather while it sits in the real MPI).
+ *
  * MAX / MIN values of MPI_UNSIGNED keep their top bit clear under MPICH
  * (it compares them as signed), so those checksums differ between the MPIs.
  *
@@ -79,6 +86,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_util.h"
 
@@ -990,6 +998,73 @@ static void scans(void)
     out_flush();
 }
 
+/* ---- I: the root of an Igather in a real wait ---- */
+
+/* A user-defined operation: heapmpi leaves reductions with one to the
+ * real MPI. */
+static void user_sum(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)io)[i] += ((int *)in)[i];
+}
+
+/* Rank 0 posts an Igather whose receive type is a duplicate of MPI_INT
+ * and four Ibarriers on WORLD (heapmpi's nonblocking collectives keep four
+ * steps in flight), then an Ireduce with a user-defined operation on a
+ * duplicate (left to the real MPI) and waits for that first. The others
+ * post theirs 50 ms later, so rank 0 is inside the real wait by then, and
+ * wait for all of theirs before they join the Ireduce: the fifth step
+ * needs rank 0 to have finished the first, which its progress thread must
+ * do (in the MPICH suite's nonblocking3 this hung heapmpi). */
+static void root_in_real_wait(void)
+{
+    section("I Igather root in a real wait");
+    enum { CNT = 10, NB = 4 };
+    MPI_Comm d;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    MPI_Op op;
+    MPI_OK(MPI_Op_create(user_sum, 1, &op));
+    MPI_Datatype dint;
+    MPI_OK(MPI_Type_dup(MPI_INT, &dint));
+    int sb[CNT], x = g_me + 1, y = 0;
+    int *rb = must(malloc(sizeof(int) * CNT * (size_t)g_n), "malloc", sizeof(int) * CNT);
+    for (int i = 0; i < CNT; i++)
+        sb[i] = g_me * 1000 + i;
+    for (int i = 0; i < CNT * g_n; i++)
+        rb[i] = -1;
+    MPI_Request rq[1 + NB], red;
+    if (g_me != 0)
+        usleep(50000);
+    MPI_OK(MPI_Igather(sb, CNT, MPI_INT, rb, CNT, dint, 0, MPI_COMM_WORLD, &rq[0]));
+    MPI_OK(MPI_Type_free(&dint));
+    for (int i = 0; i < NB; i++)
+        MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &rq[1 + i]));
+    if (g_me == 0) {
+        MPI_OK(MPI_Ireduce(&x, &y, 1, MPI_INT, op, 0, d, &red));
+        MPI_OK(MPI_Wait(&red, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Waitall(1 + NB, rq, MPI_STATUSES_IGNORE));
+    } else {
+        MPI_OK(MPI_Waitall(1 + NB, rq, MPI_STATUSES_IGNORE));
+        MPI_OK(MPI_Ireduce(&x, &y, 1, MPI_INT, op, 0, d, &red));
+        MPI_OK(MPI_Wait(&red, MPI_STATUS_IGNORE));
+    }
+    int ok = 1;
+    if (g_me == 0) {
+        for (int r = 0; r < g_n; r++)
+            for (int i = 0; i < CNT; i++)
+                ok &= rb[r * CNT + i] == r * 1000 + i;
+        ok &= y == g_n * (g_n + 1) / 2;
+    }
+    CHECK(ok, "I: Igather into a duplicated MPI_INT or the user-op Ireduce: wrong");
+    out("I Igather (receive type a duplicate of MPI_INT) and 4 Ibarriers, rank 0 waiting in an "
+        "Ireduce with a user-defined operation first: %s",
+        ok ? "right" : "WRONG");
+    free(rb);
+    MPI_OK(MPI_Op_free(&op));
+    MPI_OK(MPI_Comm_free(&d));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -1007,5 +1082,6 @@ int main(int argc, char **argv)
     errors();
     blocks_all();
     scans();
+    root_in_real_wait();
     return coll_finish("nonblocking", rank, size);
 }
