@@ -71,7 +71,8 @@
  *     Ireduce with a user-defined operation on a duplicate (the real
  *     MPI's), and Waits for that first; the others post 50 ms later and
  *     Waitall theirs before they join the Ireduce (the last Ibarrier needs
- *     rank 0 to have finished the Igather while it sits in the real MPI).
+ *     rank 0 to have finished the Igather while it sits in the real MPI);
+ *     again with a receive type of 10 ints at stride 2 (not dense).
  *
  * MAX / MIN values of MPI_UNSIGNED keep their top bit clear under MPICH
  * (it compares them as signed), so those checksums differ between the MPIs.
@@ -1017,26 +1018,41 @@ static void user_sum(void *in, void *io, int *len, MPI_Datatype *dt)
  * wait for all of theirs before they join the Ireduce: the fifth step
  * needs rank 0 to have finished the first, which its progress thread must
  * do (in the MPICH suite's nonblocking3 this hung heapmpi). */
-static void root_in_real_wait(void)
+static void root_in_real_wait(int strided)
 {
-    section("I Igather root in a real wait");
+    if (!strided)
+        section("I Igather root in a real wait");
     enum { CNT = 10, NB = 4 };
     MPI_Comm d;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     MPI_Op op;
     MPI_OK(MPI_Op_create(user_sum, 1, &op));
+    /* The receive type: a duplicate of MPI_INT (CNT of them per member),
+     * or CNT ints at stride 2 (one per member, extent 2 * CNT ints: the
+     * odd ints stay untouched). */
     MPI_Datatype dint;
-    MPI_OK(MPI_Type_dup(MPI_INT, &dint));
+    int rcount = CNT, stride = 1;
+    if (strided) {
+        MPI_Datatype v;
+        MPI_OK(MPI_Type_vector(CNT, 1, 2, MPI_INT, &v));
+        MPI_OK(MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * CNT * sizeof(int)), &dint));
+        MPI_OK(MPI_Type_free(&v));
+        MPI_OK(MPI_Type_commit(&dint));
+        rcount = 1, stride = 2;
+    } else {
+        MPI_OK(MPI_Type_dup(MPI_INT, &dint));
+    }
     int sb[CNT], x = g_me + 1, y = 0;
-    int *rb = must(malloc(sizeof(int) * CNT * (size_t)g_n), "malloc", sizeof(int) * CNT);
+    const size_t rints = (size_t)stride * CNT * (size_t)g_n;
+    int *rb = must(malloc(sizeof(int) * rints), "malloc", sizeof(int) * rints);
     for (int i = 0; i < CNT; i++)
         sb[i] = g_me * 1000 + i;
-    for (int i = 0; i < CNT * g_n; i++)
+    for (size_t i = 0; i < rints; i++)
         rb[i] = -1;
     MPI_Request rq[1 + NB], red;
     if (g_me != 0)
         usleep(50000);
-    MPI_OK(MPI_Igather(sb, CNT, MPI_INT, rb, CNT, dint, 0, MPI_COMM_WORLD, &rq[0]));
+    MPI_OK(MPI_Igather(sb, CNT, MPI_INT, rb, rcount, dint, 0, MPI_COMM_WORLD, &rq[0]));
     MPI_OK(MPI_Type_free(&dint));
     for (int i = 0; i < NB; i++)
         MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &rq[1 + i]));
@@ -1052,14 +1068,15 @@ static void root_in_real_wait(void)
     int ok = 1;
     if (g_me == 0) {
         for (int r = 0; r < g_n; r++)
-            for (int i = 0; i < CNT; i++)
-                ok &= rb[r * CNT + i] == r * 1000 + i;
+            for (int i = 0; i < CNT * stride; i++)
+                ok &= rb[(r * CNT * stride) + i] == (i % stride ? -1 : r * 1000 + i / stride);
         ok &= y == g_n * (g_n + 1) / 2;
     }
-    CHECK(ok, "I: Igather into a duplicated MPI_INT or the user-op Ireduce: wrong");
-    out("I Igather (receive type a duplicate of MPI_INT) and 4 Ibarriers, rank 0 waiting in an "
-        "Ireduce with a user-defined operation first: %s",
-        ok ? "right" : "WRONG");
+    CHECK(ok, "I: Igather into %s or the user-op Ireduce: wrong",
+          strided ? "ints at stride 2" : "a duplicated MPI_INT");
+    out("I Igather (receive type %s) and 4 Ibarriers, rank 0 waiting in an Ireduce with a "
+        "user-defined operation first: %s",
+        strided ? "10 ints at stride 2" : "a duplicate of MPI_INT", ok ? "right" : "WRONG");
     free(rb);
     MPI_OK(MPI_Op_free(&op));
     MPI_OK(MPI_Comm_free(&d));
@@ -1082,6 +1099,7 @@ int main(int argc, char **argv)
     errors();
     blocks_all();
     scans();
-    root_in_real_wait();
+    root_in_real_wait(0);
+    root_in_real_wait(1);
     return coll_finish("nonblocking", rank, size);
 }

@@ -366,14 +366,14 @@ pub(super) unsafe fn work(p: &mut Pending, first: bool, may_call_mpi: bool) -> b
         if let Kind::Blocks { .. } = &p.kind {
             // SAFETY: per the contract; the offers stay valid until we
             // finish the operation's steps.
-            return unsafe { direct_blocks(&p.kind, node, s, l, may_call_mpi) };
+            return unsafe { direct_blocks(&p.kind, node, s, l, may_call_mpi, &mut p.stash) };
         }
         let Some(last) = from else {
             return true;
         };
         // SAFETY: per the contract; the offers stay valid until we finish
         // the operation's steps.
-        return unsafe { direct(&p.kind, node, s, l, last, may_call_mpi) };
+        return unsafe { direct(&p.kind, node, s, l, last, may_call_mpi, &mut p.stash) };
     }
     // SAFETY: per the contract.
     unsafe { chunks(&p.kind, node, s, l, from, first, may_call_mpi) }
@@ -402,14 +402,19 @@ unsafe fn direct(
     l: &Large,
     last: usize,
     may_call_mpi: bool,
+    stash: &mut Option<Vec<u8>>,
 ) -> bool {
     match kind {
         Kind::Bcast { buf, .. } => {
-            if !buf.d.contig && !may_call_mpi {
-                // Unpacking a derived type calls the MPI.
-                return false;
-            }
             let src = offer_of(node, s, l, last);
+            if !buf.d.contig && !may_call_mpi {
+                // Unpacking a derived type calls the MPI: keep the bytes
+                // for a calling thread (see `Pending::stash`).
+                // SAFETY: the root's offer holds `bytes` packed bytes
+                // until every member finished.
+                *stash = Some(unsafe { core::slice::from_raw_parts(src, l.bytes) }.to_vec());
+                return true;
+            }
             if l.bytes >= assist::MIN && buf.shared().is_some() && node.gate_open(s) {
                 // The root copies blocks for us (it serves until we finish
                 // step `s`, see `Large::serves`). Our cell of step `s` is
@@ -473,7 +478,14 @@ unsafe fn direct(
 ///
 /// # Safety
 /// As [`work`].
-unsafe fn direct_blocks(kind: &Kind, node: &Node, s: u64, l: &Large, may_call_mpi: bool) -> bool {
+unsafe fn direct_blocks(
+    kind: &Kind,
+    node: &Node,
+    s: u64,
+    l: &Large,
+    may_call_mpi: bool,
+    stash: &mut Option<Vec<u8>>,
+) -> bool {
     let Kind::Blocks {
         how,
         pb,
@@ -484,8 +496,25 @@ unsafe fn direct_blocks(kind: &Kind, node: &Node, s: u64, l: &Large, may_call_mp
         return true;
     };
     if !r.buf.d.contig && !may_call_mpi {
-        // Unpacking a derived type calls the MPI.
-        return false;
+        // Unpacking a derived type calls the MPI: keep the blocks for a
+        // calling thread (see `Pending::stash`), member m's at `m * pb`
+        // (a scatter's at 0).
+        let scatter = *how == How::Scatter;
+        let mut v = vec![0u8; if scatter { *pb } else { node.n * pb }];
+        for (m, lo) in block_senders(kind, node) {
+            let at = if scatter { 0 } else { m * pb };
+            // SAFETY: member m's offer holds its payload, `lo + pb` bytes
+            // of it at least, until every member finished; `v` has room.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    offer_of(node, s, l, m).add(lo),
+                    v.as_mut_ptr().add(at),
+                    *pb,
+                )
+            };
+        }
+        *stash = Some(v);
+        return true;
     }
     for (m, lo) in block_senders(kind, node) {
         let into = if *how == How::Scatter {

@@ -248,6 +248,13 @@ struct Pending {
     delivered: bool,
     /// How a payload larger than a cell moves, if it is one.
     large: Option<Box<large::Large>>,
+    /// A small operation's received bytes, packed, when the progress
+    /// thread read them for a receive type that is not dense: unpacking
+    /// calls the MPI, which only a calling thread does, at delivery (see
+    /// [`unstash`]). Reading them lets the step finish meanwhile, so that
+    /// the other members' later operations are not held at its cell's
+    /// gate while this member's calling thread sits in the real MPI.
+    stash: Option<Vec<u8>>,
 }
 
 /// Pending operations, in call order, and the slots of finished ones not
@@ -396,6 +403,7 @@ unsafe fn post(node: &'static Node, comm: ffi::MPI_Comm, kind: Kind, to: To) -> 
         last: s + steps - 1,
         delivered: false,
         large,
+        stash: None,
     });
     run(&mut st, true);
     stats::COLL_FAST.add(1);
@@ -505,7 +513,11 @@ fn run(st: &mut State, may_call_mpi: bool) {
         }
         let drains = p.large.as_ref().is_some_and(|l| l.drains())
             || matches!(&p.kind, Kind::Vector(v) if v.drains());
-        if p.phase == Phase::Worked && !p.delivered && !drains {
+        if p.phase == Phase::Worked
+            && !p.delivered
+            && !drains
+            && (may_call_mpi || p.stash.is_none())
+        {
             deliver(p, done);
         }
         if p.phase == Phase::Worked && first && p.large.as_ref().is_some_and(|l| l.serves(&p.kind))
@@ -527,7 +539,8 @@ fn run(st: &mut State, may_call_mpi: bool) {
         }
         if p.phase == Phase::Worked && first {
             p.node.finish(p.last);
-            if drains {
+            if drains || !p.delivered {
+                // Not delivered: a stash for a calling thread to unpack.
                 p.phase = Phase::Draining;
             } else {
                 ops.remove(k);
@@ -550,13 +563,19 @@ fn run(st: &mut State, may_call_mpi: bool) {
 }
 
 /// Whether this thread may complete `p`'s request: delivering frees a
-/// held datatype duplicate, which only a thread that may call the MPI does.
+/// held datatype duplicate and unpacks a stash, which only a thread that
+/// may call the MPI does.
 fn may_deliver_now(p: &Pending, may_call_mpi: bool) -> bool {
-    may_call_mpi || held(&p.kind).is_empty()
+    may_call_mpi || (held(&p.kind).is_empty() && p.stash.is_none())
 }
 
 /// Completes `p`'s request.
 fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
+    if let Some(v) = p.stash.take() {
+        // SAFETY: a calling thread (a stash is delivered only where the
+        // MPI may be called); the caller's buffer.
+        unsafe { unstash(&p.kind, &v, p.node.n) };
+    }
     p.delivered = true;
     for &t in held(&p.kind) {
         let mut t = t;
@@ -566,6 +585,34 @@ fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
         unsafe { ffi::PMPI_Type_free(&mut t) };
     }
     done.push(p.slot);
+}
+
+/// Unpacks a stash (see [`Pending::stash`]) into the receive buffer.
+///
+/// # Safety
+/// A calling thread (the MPI may be called); `kind`'s buffers are the
+/// caller's; `v` is the stash `work` made for `kind` on `n` members.
+unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
+    match kind {
+        // SAFETY (both arms): per the contract; the stash holds the
+        // payload, or member m's block at `m * pb`.
+        Kind::Bcast { buf, .. } => unsafe { buf.unpack_from(v.as_ptr(), v.len()) },
+        Kind::Blocks {
+            how,
+            pb,
+            recv: Some(r),
+            ..
+        } => {
+            if *how == How::Scatter {
+                unsafe { r.buf.unpack_from(v.as_ptr(), *pb) };
+            } else {
+                for m in (0..n).filter(|&m| r.skip != Some(m)) {
+                    unsafe { r.buf.piece(m).unpack_from(v.as_ptr().add(m * pb), *pb) };
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Starts `p` if our cell for its step is free: publishes our part.
@@ -658,15 +705,18 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
         Kind::Barrier => all(),
         Kind::Vector(_) => unreachable!("see `vector::work`"),
         Kind::Bcast { root, buf, .. } => {
-            if !buf.d.contig && !may_call_mpi {
-                // Unpacking a derived type calls the MPI.
-                return false;
-            }
             let Some(c) = node.published(*root, s) else {
                 return false;
             };
             // Relaxed: ordered by the Acquire in `published`.
             let len = c.len.load(std::sync::atomic::Ordering::Relaxed) as usize;
+            if !buf.d.contig && !may_call_mpi {
+                // Unpacking a derived type calls the MPI: keep the bytes.
+                // SAFETY: the root's cell holds `len` bytes until we finish.
+                let v = unsafe { core::slice::from_raw_parts(node.data(*root, s, len), len) };
+                p.stash = Some(v.to_vec());
+                return true;
+            }
             // SAFETY: the root's cell holds `len` bytes until we finish.
             unsafe { buf.unpack_from(node.data(*root, s, len), len) };
             true
@@ -678,11 +728,43 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
             recv: Some(r),
             ..
         } => {
-            if !r.buf.d.contig && !may_call_mpi {
-                // Unpacking a derived type calls the MPI.
-                return false;
-            }
             let (pb, n) = (*pb, node.n);
+            if !r.buf.d.contig && !may_call_mpi {
+                // Unpacking a derived type calls the MPI: keep the bytes,
+                // member m's block at `m * pb` (a scatter's at 0).
+                let (ready, len, off) = match how {
+                    How::Scatter => (
+                        node.published(root.expect("a scatter has a root"), s)
+                            .is_some(),
+                        n * pb,
+                        me * pb,
+                    ),
+                    How::Gather => (all(), pb, 0),
+                    How::Alltoall => (all(), n * pb, me * pb),
+                };
+                if !ready {
+                    return false;
+                }
+                let mut v = vec![0u8; if *how == How::Scatter { pb } else { n * pb }];
+                let from: Vec<usize> = match how {
+                    How::Scatter => vec![root.expect("a scatter has a root")],
+                    _ => (0..n).filter(|&m| r.skip != Some(m)).collect(),
+                };
+                for m in from {
+                    let at = if *how == How::Scatter { 0 } else { m * pb };
+                    // SAFETY: member m's cell holds `len` bytes until we
+                    // finish, `off + pb` of them at least; `v` has room.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            node.data(m, s, len).add(off),
+                            v.as_mut_ptr().add(at),
+                            pb,
+                        )
+                    };
+                }
+                p.stash = Some(v);
+                return true;
+            }
             match how {
                 How::Scatter => {
                     let root = root.expect("a scatter has a root");
