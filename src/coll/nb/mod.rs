@@ -248,8 +248,9 @@ struct Pending {
     delivered: bool,
     /// How a payload larger than a cell moves, if it is one.
     large: Option<Box<large::Large>>,
-    /// A small operation's received bytes, packed, when the progress
-    /// thread read them for a receive type that is not dense: unpacking
+    /// The received bytes, packed, when the progress thread read them for
+    /// a receive type that is not dense (a small operation's from the
+    /// cells, a large one's from the offers, see `large`): unpacking
     /// calls the MPI, which only a calling thread does, at delivery (see
     /// [`unstash`]). Reading them lets the step finish meanwhile, so that
     /// the other members' later operations are not held at its cell's
