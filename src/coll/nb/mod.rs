@@ -595,8 +595,7 @@ fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
 /// caller's; `v` is the stash `work` made for `kind` on `n` members.
 unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
     match kind {
-        // SAFETY (both arms): per the contract; the stash holds the
-        // payload, or member m's block at `m * pb`.
+        // SAFETY: per the contract; the stash holds the whole payload.
         Kind::Bcast { buf, .. } => unsafe { buf.unpack_from(v.as_ptr(), v.len()) },
         Kind::Blocks {
             how,
@@ -605,9 +604,13 @@ unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
             ..
         } => {
             if *how == How::Scatter {
+                // SAFETY: per the contract; the stash holds our block.
                 unsafe { r.buf.unpack_from(v.as_ptr(), *pb) };
             } else {
                 for m in (0..n).filter(|&m| r.skip != Some(m)) {
+                    // SAFETY: per the contract; the stash holds member m's
+                    // block at `m * pb`, piece m of the buffer is the
+                    // caller's.
                     unsafe { r.buf.piece(m).unpack_from(v.as_ptr().add(m * pb), *pb) };
                 }
             }
@@ -746,13 +749,19 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
                 if !ready {
                     return false;
                 }
-                let mut v = vec![0u8; if *how == How::Scatter { pb } else { n * pb }];
-                let from: Vec<usize> = match how {
-                    How::Scatter => vec![root.expect("a scatter has a root")],
-                    _ => (0..n).filter(|&m| r.skip != Some(m)).collect(),
-                };
-                for m in from {
-                    let at = if *how == How::Scatter { 0 } else { m * pb };
+                let scatter = *how == How::Scatter;
+                let mut v = vec![0u8; if scatter { pb } else { n * pb }];
+                // The senders: a scatter's root, else everyone but an in
+                // place member itself.
+                let senders = (0..n).filter(|&m| {
+                    if scatter {
+                        *root == Some(m)
+                    } else {
+                        r.skip != Some(m)
+                    }
+                });
+                for m in senders {
+                    let at = if scatter { 0 } else { m * pb };
                     // SAFETY: member m's cell holds `len` bytes until we
                     // finish, `off + pb` of them at least; `v` has room.
                     unsafe {
