@@ -155,6 +155,32 @@ fn p2p_large_messages() {
     conformance("p2p_large_messages", "p2p_large", "large");
 }
 
+/// Send buffers outside the shared heap (`p2p_private.c`): the matrix,
+/// and at 2 ranks that the staged path was taken (`staged` counted on
+/// every rank), so the program tests what it is for.
+#[test]
+fn p2p_private_send_buffers() {
+    conformance("p2p_private_send_buffers", "p2p_private", "private");
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        let stock_case = Case::new("p2p_private", f, Mode::Stock, 2);
+        let Some(stock) = reference(&mut fl, &stock_case, 2, "private") else {
+            continue;
+        };
+        fl.run(Case::new("p2p_private", f, Mode::Preload, 2).env(&STATS), |o| {
+            check_same_as_stock(o, &stock)?;
+            // The p2p part's `staged=`, the first on the line (the
+            // collectives' part has one too).
+            let staged = stats_part(&o.stderr, " staged=")?;
+            if staged.len() != 2 || staged.iter().any(|&s| s < 20) {
+                return Err(format!("expected staged >= 20 on both ranks, got {staged:?}"));
+            }
+            Ok(())
+        });
+    }
+    fl.finish("p2p_private_send_buffers (stats)");
+}
+
 /// Derived datatypes of 2 GiB and more (`p2p_bigtype.c`, with its big
 /// sections: 4 to 6.5 GB of memory for some seconds, so 2 ranks only and
 /// one way in per MPI):
