@@ -468,6 +468,20 @@ pub const BENCHES: &[Bench] = &[
         metrics: &[LAT_US],
     },
     Bench {
+        name: "lat_fresh",
+        what: "latency as above, each rank rewriting its send buffer before every send as an application packing fresh data does (OMB's buffers stay in cache; the time includes the rewrite)",
+        program: "osu_p2p",
+        mode_args: &["latency", "-t"],
+        min_size: 1,
+        style: Style::Osu,
+        sizes: Sizes::Fixed(&[
+            8, 1000, 2048, 4096, 9000, 16384, 65536, 100_000, 262_144, 1_048_576,
+        ]),
+        ranks: 0,
+        iters: Iters::Osu,
+        metrics: &[LAT_US],
+    },
+    Bench {
         name: "bw_sweep",
         what: "small-message bandwidth and message rate, window of 64 (osu_mbw_mr, one pair), sizes as lat_sweep",
         program: "osu_p2p",

@@ -12,7 +12,7 @@ and reports the median of the repetitions with the spread.
 
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
-                    random_update, random_update4, random_update8,
+                    lat_fresh (latency with the buffers rewritten), random_update, random_update4, random_update8,
                     coll, coll4, nbc (nonblocking collectives), rma,
                     rma_create, malloc; groups: p2p (the first four),
                     sweep, random, collectives (coll, coll4), onesided
@@ -172,7 +172,7 @@ impl Opts {
                         let names: Vec<&str> = match n {
                             "all" => benches::BENCHES.iter().map(|b| b.name).collect(),
                             "p2p" => vec!["latency", "bw", "bibw", "mbw_mr"],
-                            "sweep" => vec!["lat_sweep", "bw_sweep"],
+                            "sweep" => vec!["lat_sweep", "bw_sweep", "lat_fresh"],
                             "random" => vec!["random_update", "random_update4", "random_update8"],
                             "collectives" | "colls" => vec!["coll", "coll4"],
                             "onesided" | "one-sided" => vec!["rma", "rma_create"],
