@@ -167,16 +167,21 @@ fn p2p_private_send_buffers() {
         let Some(stock) = reference(&mut fl, &stock_case, 2, "private") else {
             continue;
         };
-        fl.run(Case::new("p2p_private", f, Mode::Preload, 2).env(&STATS), |o| {
-            check_same_as_stock(o, &stock)?;
-            // The p2p part's `staged=`, the first on the line (the
-            // collectives' part has one too).
-            let staged = stats_part(&o.stderr, " staged=")?;
-            if staged.len() != 2 || staged.iter().any(|&s| s < 20) {
-                return Err(format!("expected staged >= 20 on both ranks, got {staged:?}"));
-            }
-            Ok(())
-        });
+        fl.run(
+            Case::new("p2p_private", f, Mode::Preload, 2).env(&STATS),
+            |o| {
+                check_same_as_stock(o, &stock)?;
+                // The p2p part's `staged=`, the first on the line (the
+                // collectives' part has one too).
+                let staged = stats_part(&o.stderr, " staged=")?;
+                if staged.len() != 2 || staged.iter().any(|&s| s < 20) {
+                    return Err(format!(
+                        "expected staged >= 20 on both ranks, got {staged:?}"
+                    ));
+                }
+                Ok(())
+            },
+        );
     }
     fl.finish("p2p_private_send_buffers (stats)");
 }

@@ -72,7 +72,9 @@
  *     MPI's), and Waits for that first; the others post 50 ms later and
  *     Waitall theirs before they join the Ireduce (the last Ibarrier needs
  *     rank 0 to have finished the Igather while it sits in the real MPI);
- *     again with a receive type of 10 ints at stride 2 (not dense).
+ *     again with a receive type of 10 ints at stride 2 (not dense), and
+ *     with Igatherv, Iallgatherv and Ialltoallv into ints at stride 2, of
+ *     10 ints (in the cells) and 3000 (read in place from the heap).
  *
  * MAX / MIN values of MPI_UNSIGNED keep their top bit clear under MPICH
  * (it compares them as signed), so those checksums differ between the MPIs.
@@ -1010,49 +1012,74 @@ static void user_sum(void *in, void *io, int *len, MPI_Datatype *dt)
         ((int *)io)[i] += ((int *)in)[i];
 }
 
-/* Rank 0 posts an Igather whose receive type is a duplicate of MPI_INT
- * and four Ibarriers on WORLD (heapmpi's nonblocking collectives keep four
- * steps in flight), then an Ireduce with a user-defined operation on a
- * duplicate (left to the real MPI) and waits for that first. The others
- * post theirs 50 ms later, so rank 0 is inside the real wait by then, and
- * wait for all of theirs before they join the Ireduce: the fifth step
- * needs rank 0 to have finished the first, which its progress thread must
- * do (in the MPICH suite's nonblocking3 this hung heapmpi). */
-static void root_in_real_wait(int strided)
+/* What section I runs: the collective, its receive type, the ints each
+ * member contributes. */
+enum { I_GATHER, I_GATHERV, I_ALLGATHERV, I_ALLTOALLV };
+static const char *const I_NAMES[] = {"Igather", "Igatherv", "Iallgatherv", "Ialltoallv"};
+
+/* Rank 0 posts a gathering collective (Igather into a duplicate of MPI_INT
+ * or into ints at stride 2; Igatherv, Iallgatherv or Ialltoallv into ints
+ * at stride 2) and four Ibarriers on WORLD (heapmpi's nonblocking
+ * collectives keep four steps in flight), then an Ireduce with a
+ * user-defined operation on a duplicate (left to the real MPI) and waits
+ * for that first. The others post theirs 50 ms later, so rank 0 is inside
+ * the real wait by then, and wait for all of theirs before they join the
+ * Ireduce: the fifth step needs rank 0 to have finished the first, which
+ * its progress thread must do (in the MPICH suite's nonblocking3 this hung
+ * heapmpi). */
+static void root_in_real_wait(int coll, int strided, int cnt)
 {
-    if (!strided)
-        section("I Igather root in a real wait");
-    enum { CNT = 10, NB = 4 };
+    if (coll == I_GATHER && !strided)
+        section("I root in a real wait");
+    enum { NB = 4 };
     MPI_Comm d;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     MPI_Op op;
     MPI_OK(MPI_Op_create(user_sum, 1, &op));
-    /* The receive type: a duplicate of MPI_INT (CNT of them per member),
-     * or CNT ints at stride 2 (one per member, extent 2 * CNT ints: the
+    /* The receive type: a duplicate of MPI_INT (cnt of them per member),
+     * or cnt ints at stride 2 (one per member, extent 2 * cnt ints: the
      * odd ints stay untouched). */
     MPI_Datatype dint;
-    int rcount = CNT, stride = 1;
+    int rcount = cnt, stride = 1;
     if (strided) {
         MPI_Datatype v;
-        MPI_OK(MPI_Type_vector(CNT, 1, 2, MPI_INT, &v));
-        MPI_OK(MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * CNT * sizeof(int)), &dint));
+        MPI_OK(MPI_Type_vector(cnt, 1, 2, MPI_INT, &v));
+        MPI_OK(MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * (size_t)cnt * sizeof(int)), &dint));
         MPI_OK(MPI_Type_free(&v));
         MPI_OK(MPI_Type_commit(&dint));
         rcount = 1, stride = 2;
     } else {
         MPI_OK(MPI_Type_dup(MPI_INT, &dint));
     }
-    int sb[CNT], x = g_me + 1, y = 0;
-    const size_t rints = (size_t)stride * CNT * (size_t)g_n;
+    int x = g_me + 1, y = 0;
+    int *sb = must(malloc(sizeof(int) * (size_t)cnt), "malloc", sizeof(int) * (size_t)cnt);
+    const size_t rints = (size_t)stride * (size_t)cnt * (size_t)g_n;
     int *rb = must(malloc(sizeof(int) * rints), "malloc", sizeof(int) * rints);
-    for (int i = 0; i < CNT; i++)
+    int *rc = must(malloc(4 * sizeof(int) * (size_t)g_n), "malloc", 4 * sizeof(int) * (size_t)g_n);
+    int *dp = rc + g_n, *sc = rc + 2 * g_n, *sd = rc + 3 * g_n;
+    for (int r = 0; r < g_n; r++)
+        rc[r] = rcount, dp[r] = r * rcount, sc[r] = cnt, sd[r] = 0;
+    for (int i = 0; i < cnt; i++)
         sb[i] = g_me * 1000 + i;
     for (size_t i = 0; i < rints; i++)
         rb[i] = -1;
     MPI_Request rq[1 + NB], red;
     if (g_me != 0)
         usleep(50000);
-    MPI_OK(MPI_Igather(sb, CNT, MPI_INT, rb, rcount, dint, 0, MPI_COMM_WORLD, &rq[0]));
+    switch (coll) {
+    case I_GATHER:
+        MPI_OK(MPI_Igather(sb, cnt, MPI_INT, rb, rcount, dint, 0, MPI_COMM_WORLD, &rq[0]));
+        break;
+    case I_GATHERV:
+        MPI_OK(MPI_Igatherv(sb, cnt, MPI_INT, rb, rc, dp, dint, 0, MPI_COMM_WORLD, &rq[0]));
+        break;
+    case I_ALLGATHERV:
+        MPI_OK(MPI_Iallgatherv(sb, cnt, MPI_INT, rb, rc, dp, dint, MPI_COMM_WORLD, &rq[0]));
+        break;
+    default:
+        MPI_OK(MPI_Ialltoallv(sb, sc, sd, MPI_INT, rb, rc, dp, dint, MPI_COMM_WORLD, &rq[0]));
+        break;
+    }
     MPI_OK(MPI_Type_free(&dint));
     for (int i = 0; i < NB; i++)
         MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &rq[1 + i]));
@@ -1066,18 +1093,24 @@ static void root_in_real_wait(int strided)
         MPI_OK(MPI_Wait(&red, MPI_STATUS_IGNORE));
     }
     int ok = 1;
-    if (g_me == 0) {
+    if (g_me == 0 || coll >= I_ALLGATHERV) {
         for (int r = 0; r < g_n; r++)
-            for (int i = 0; i < CNT * stride; i++)
-                ok &= rb[(r * CNT * stride) + i] == (i % stride ? -1 : r * 1000 + i / stride);
-        ok &= y == g_n * (g_n + 1) / 2;
+            for (int i = 0; i < cnt * stride; i++)
+                ok &= rb[((size_t)r * (size_t)cnt * (size_t)stride) + (size_t)i] ==
+                      (i % stride ? -1 : r * 1000 + i / stride);
     }
-    CHECK(ok, "I: Igather into %s or the user-op Ireduce: wrong",
-          strided ? "ints at stride 2" : "a duplicated MPI_INT");
-    out("I Igather (receive type %s) and 4 Ibarriers, rank 0 waiting in an Ireduce with a "
-        "user-defined operation first: %s",
-        strided ? "10 ints at stride 2" : "a duplicate of MPI_INT", ok ? "right" : "WRONG");
+    if (g_me == 0)
+        ok &= y == g_n * (g_n + 1) / 2;
+    char what[96];
+    snprintf(what, sizeof what, "%s of %d ints (receive type %s)", I_NAMES[coll], cnt,
+             strided ? "ints at stride 2" : "a duplicate of MPI_INT");
+    CHECK(ok, "I: %s or the user-op Ireduce: wrong", what);
+    out("I %s and 4 Ibarriers, rank 0 waiting in an Ireduce with a user-defined operation "
+        "first: %s",
+        what, ok ? "right" : "WRONG");
+    free(sb);
     free(rb);
+    free(rc);
     MPI_OK(MPI_Op_free(&op));
     MPI_OK(MPI_Comm_free(&d));
 }
@@ -1099,7 +1132,11 @@ int main(int argc, char **argv)
     errors();
     blocks_all();
     scans();
-    root_in_real_wait(0);
-    root_in_real_wait(1);
+    root_in_real_wait(I_GATHER, 0, 10);
+    root_in_real_wait(I_GATHER, 1, 10);
+    for (int c = I_GATHERV; c <= I_ALLTOALLV; c++) {
+        root_in_real_wait(c, 1, 10);   /* the table and blocks in the cells */
+        root_in_real_wait(c, 1, 3000); /* in the heap, read in place */
+    }
     return coll_finish("nonblocking", rank, size);
 }

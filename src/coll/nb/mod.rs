@@ -250,7 +250,8 @@ struct Pending {
     large: Option<Box<large::Large>>,
     /// The received bytes, packed, when the progress thread read them for
     /// a receive type that is not dense (a small operation's from the
-    /// cells, a large one's from the offers, see `large`): unpacking
+    /// cells, a large one's from the offers, see `large`, a `v` form's
+    /// from the senders' tables, see `vector::work`): unpacking
     /// calls the MPI, which only a calling thread does, at delivery (see
     /// [`unstash`]). Reading them lets the step finish meanwhile, so that
     /// the other members' later operations are not held at its cell's
@@ -615,6 +616,8 @@ unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
                 }
             }
         }
+        // SAFETY: per the contract.
+        Kind::Vector(vop) => unsafe { vector::unstash(vop, v) },
         _ => {}
     }
 }

@@ -517,10 +517,13 @@ pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
     {
         return false;
     }
-    if !may_call_mpi && v.recv.iter().any(|(_, _, b)| !b.d.contig) {
-        // Unpacking a derived type calls the MPI.
-        return false;
-    }
+    // Unpacking a type that is not dense calls the MPI, which the progress
+    // thread may not: it keeps such pieces' bytes for a calling thread
+    // (`Pending::stash`: per piece, in `recv` order, its length as 8
+    // bytes and the bytes; see `unstash`) and the step finishes, so the
+    // other members' later operations do not wait at this member's gate
+    // while its calling thread sits in the real MPI.
+    let mut stash = (!may_call_mpi && v.recv.iter().any(|(_, _, b)| !b.d.contig)).then(Vec::new);
     for &(m, entry, ref b) in &v.recv {
         let table = if m == me {
             let o = v
@@ -546,19 +549,28 @@ pub(super) unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
                 (a, pid) => Table::Cma(a, (pid - 1) as i32),
             }
         };
-        // SAFETY: the sender's table holds `n` entries and its blocks
-        // stay readable until every member finished the step (inline:
-        // its cell until then); the piece is the caller's.
-        unsafe { read_block(table, entry, b) };
+        match &mut stash {
+            // SAFETY: the sender's table holds `n` entries and its blocks
+            // stay readable until every member finished the step (we have
+            // not).
+            Some(st) if !b.d.contig => unsafe { keep_block(table, entry, b, st) },
+            // SAFETY: as above (inline: its cell until then); the piece
+            // is the caller's.
+            _ => unsafe { read_block(table, entry, b) },
+        }
+    }
+    if let Some(st) = stash {
+        p.stash = Some(st);
     }
     true
 }
 
-/// Reads entry `k` of `table` and its block into `b`.
+/// Entry `k` of `table`: the offset or address of the block, and its
+/// length.
 ///
 /// # Safety
 /// As [`work`].
-unsafe fn read_block(table: Table, k: usize, b: &Buf) {
+unsafe fn entry(table: Table, k: usize) -> [u64; 2] {
     let mut e = [0u64; 2];
     match table {
         // SAFETY: per the contract; 8-byte aligned (a cell's data, a
@@ -571,6 +583,64 @@ unsafe fn read_block(table: Table, k: usize, b: &Buf) {
             cma_read(pid, t as usize + k * 16, e.as_mut_ptr().cast(), 16)
         },
     }
+    e
+}
+
+/// Appends entry `k` of `table`'s block, as many bytes as `b` takes, to
+/// `stash` (its length as 8 bytes, then the bytes), for [`unstash`].
+///
+/// # Safety
+/// As [`work`].
+unsafe fn keep_block(table: Table, k: usize, b: &Buf, stash: &mut Vec<u8>) {
+    // SAFETY: per the contract.
+    let e = unsafe { entry(table, k) };
+    let len = (e[1] as usize).min(b.bytes());
+    stash.extend_from_slice(&(len as u64).to_le_bytes());
+    let at = stash.len();
+    stash.resize(at + len, 0);
+    if len == 0 {
+        return;
+    }
+    let dst = stash[at..].as_mut_ptr();
+    match table {
+        // SAFETY: the block holds `e[1]` >= len bytes at that offset;
+        // `dst` has room for `len`.
+        Table::Inline(t) => unsafe {
+            core::ptr::copy_nonoverlapping(t.add(e[0] as usize), dst, len)
+        },
+        // SAFETY: as above, at that address.
+        Table::Shared(_) => unsafe { core::ptr::copy_nonoverlapping(e[0] as *const u8, dst, len) },
+        // SAFETY: `dst` has room for `len`.
+        Table::Cma(_, pid) => unsafe { cma_read(pid, e[0] as usize, dst, len) },
+    }
+}
+
+/// Unpacks what [`work`] kept in `stash` for the pieces of `v` that are not
+/// dense. A calling thread: unpacking calls the MPI.
+///
+/// # Safety
+/// `v`'s pieces are the caller's; `stash` is the one `work` made for it.
+pub(super) unsafe fn unstash(v: &Vop, stash: &[u8]) {
+    let mut at = 0;
+    for (_, _, b) in v.recv.iter().filter(|(_, _, b)| !b.d.contig) {
+        let len = u64::from_le_bytes(stash[at..at + 8].try_into().expect("8 bytes")) as usize;
+        at += 8;
+        if len > 0 {
+            // SAFETY: the stash holds `len` <= `b.bytes()` bytes for this
+            // piece; the piece is the caller's.
+            unsafe { b.unpack_from(stash[at..].as_ptr(), len) };
+        }
+        at += len;
+    }
+}
+
+/// Reads entry `k` of `table` and its block into `b`.
+///
+/// # Safety
+/// As [`work`].
+unsafe fn read_block(table: Table, k: usize, b: &Buf) {
+    // SAFETY: per the contract.
+    let e = unsafe { entry(table, k) };
     let len = (e[1] as usize).min(b.bytes());
     if len == 0 {
         return;
