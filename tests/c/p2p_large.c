@@ -71,16 +71,6 @@ static int exchange(unsigned char *sb, unsigned char *rb, size_t n, int c,
     return cnt == (int)n && wpattern_check(rb, n, seed_of(g_left, c), what);
 }
 
-static void *map(size_t n)
-{
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        FAIL("mmap(%zu) failed", n);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
-}
-
 static void huge(void)
 {
     section("A 64 MiB malloc");
@@ -92,7 +82,7 @@ static void huge(void)
         a2 ? "right" : "WRONG");
 
     section("B 64 MiB mmap");
-    unsigned char *ms = map(BIG), *mr = map(BIG);
+    unsigned char *ms = p2p_map(BIG), *mr = p2p_map(BIG);
     int b1 = exchange(ms, rb, BIG, 3, 0, "64 MiB mmap -> malloc");
     int b2 = exchange(sb, mr, BIG, 4, 1, "64 MiB malloc -> mmap");
     int b3 = exchange(ms, mr, BIG, 5, 0, "64 MiB mmap -> mmap");

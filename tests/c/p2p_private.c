@@ -67,16 +67,6 @@ static uint64_t seed_of(int src, int c)
     return ((uint64_t)src << 32) ^ (uint64_t)c ^ 0x9e3779b9u;
 }
 
-static void *map(size_t n)
-{
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        FAIL("mmap(%zu) failed", n);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
-}
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -121,7 +111,7 @@ static void sizes(void)
     section("A sizes");
     static const size_t ns[] = {8191, 8192, 8193, 65541, 262143, 262144, MIB + 3, 4 * MIB};
     size_t cap = 4 * MIB + GUARD;
-    unsigned char *ms = map(cap), *mr = map(cap);
+    unsigned char *ms = p2p_map(cap), *mr = p2p_map(cap);
     unsigned char *hr = must(malloc(cap), "malloc", cap);
     int good = 0, total = 0, c = 100;
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -151,7 +141,7 @@ static void modes(void)
         return;
     }
     const size_t n = 64 * KIB + 1;
-    unsigned char *sb = map(n);
+    unsigned char *sb = p2p_map(n);
     unsigned char *rb = must(malloc(n), "malloc", n);
     int bsize = (int)n + MPI_BSEND_OVERHEAD;
     void *battach = must(malloc((size_t)bsize), "malloc", (size_t)bsize);
@@ -220,7 +210,7 @@ static void late(void)
         return;
     }
     const size_t big = MIB;
-    unsigned char *mb = map(big);
+    unsigned char *mb = p2p_map(big);
     unsigned char *hb = must(malloc(32 * KIB), "malloc", 32 * KIB);
     unsigned char *rb = must(malloc(big), "malloc", big);
     struct {
@@ -286,7 +276,7 @@ static void datatypes(void)
     for (int i = 0; i < n; i++)
         s_ints[i] = g_me * 1000003 + i * 7 + 1;
     size_t rbytes = (size_t)n * 2 * sizeof(int);
-    int *rb = map(rbytes);
+    int *rb = p2p_map(rbytes);
     for (int i = 0; i < 2 * n; i++)
         rb[i] = -1;
     MPI_Status st;
@@ -367,7 +357,7 @@ static void window(void)
     section("G window");
     enum { W = 24 };
     const size_t n = 16 * KIB + 8;
-    unsigned char *sb = map(W * n), *rb = map(W * n);
+    unsigned char *sb = p2p_map(W * n), *rb = p2p_map(W * n);
     MPI_Request r[2 * W];
     for (int k = 0; k < W; k++) {
         wpattern_fill(sb + (size_t)k * n, n, seed_of(g_me, 800 + k));

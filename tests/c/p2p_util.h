@@ -26,6 +26,7 @@
  * - pretend nodes: p2p_node_size() is HEAPMPI_TEST_NODE_SIZE (0 when unset),
  *   p2p_same_node(a, b) tells whether world ranks a and b share a node under
  *   that setting. Only used to pick peers; never printed.
+ * - p2p_map(n): anonymous mmap'd memory, outside heapmpi's heap.
  * - word patterns: wpattern_fill/wpattern_check, a fast 64-bit pattern keyed
  *   by (seed, byte offset) for large buffers, at any alignment and length.
  * - err_class_name(): MPI error class -> "MPI_ERR_..." name; level_name():
@@ -39,6 +40,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -208,6 +210,20 @@ static inline void p2p_start_watchdog(void)
 {
     signal(SIGALRM, p2p_watchdog);
     alarm(P2P_WATCHDOG_SECONDS);
+}
+
+/* ---- memory outside the shared heap ---- */
+
+/* n bytes of anonymous mmap'd memory: never from malloc, so never in
+ * heapmpi's shared heap (aborts on failure). Give it back with munmap. */
+static inline void *p2p_map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        FAIL("mmap(%zu) failed", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
 }
 
 /* ---- pretend nodes ---- */
