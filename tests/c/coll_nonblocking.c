@@ -74,7 +74,10 @@
  *     rank 0 to have finished the Igather while it sits in the real MPI);
  *     again with a receive type of 10 ints at stride 2 (not dense), and
  *     with Igatherv, Iallgatherv and Ialltoallv into ints at stride 2, of
- *     10 ints (in the cells) and 3000 (read in place from the heap).
+ *     10 ints (in the cells) and 3000 (read in place from the heap), and
+ *     with an Igather, an Ibcast and an Iscatter (from rank 1: rank 0
+ *     receives) of 200000 ints into ints at stride 2 (large: in place, or
+ *     in chunks through the cells when the heap is too small to stage).
  *
  * MAX / MIN values of MPI_UNSIGNED keep their top bit clear under MPICH
  * (it compares them as signed), so those checksums differ between the MPIs.
@@ -1014,8 +1017,9 @@ static void user_sum(void *in, void *io, int *len, MPI_Datatype *dt)
 
 /* What section I runs: the collective, its receive type, the ints each
  * member contributes. */
-enum { I_GATHER, I_GATHERV, I_ALLGATHERV, I_ALLTOALLV };
-static const char *const I_NAMES[] = {"Igather", "Igatherv", "Iallgatherv", "Ialltoallv"};
+enum { I_GATHER, I_GATHERV, I_ALLGATHERV, I_ALLTOALLV, I_BCAST, I_SCATTER };
+static const char *const I_NAMES[] = {"Igather",    "Igatherv", "Iallgatherv",
+                                      "Ialltoallv", "Ibcast",   "Iscatter"};
 
 /* Rank 0 posts a gathering collective (Igather into a duplicate of MPI_INT
  * or into ints at stride 2; Igatherv, Iallgatherv or Ialltoallv into ints
@@ -1052,17 +1056,23 @@ static void root_in_real_wait(int coll, int strided, int cnt)
         MPI_OK(MPI_Type_dup(MPI_INT, &dint));
     }
     int x = g_me + 1, y = 0;
-    int *sb = must(malloc(sizeof(int) * (size_t)cnt), "malloc", sizeof(int) * (size_t)cnt);
+    /* Ibcast and Iscatter from rank 1, so that rank 0 receives. */
+    const int root = coll >= I_BCAST && g_n > 1 ? 1 : 0;
+    const size_t sints = (size_t)cnt * (coll == I_SCATTER ? (size_t)g_n : 1);
+    int *sb = must(malloc(sizeof(int) * sints), "malloc", sizeof(int) * sints);
     const size_t rints = (size_t)stride * (size_t)cnt * (size_t)g_n;
     int *rb = must(malloc(sizeof(int) * rints), "malloc", sizeof(int) * rints);
     int *rc = must(malloc(4 * sizeof(int) * (size_t)g_n), "malloc", 4 * sizeof(int) * (size_t)g_n);
     int *dp = rc + g_n, *sc = rc + 2 * g_n, *sd = rc + 3 * g_n;
     for (int r = 0; r < g_n; r++)
         rc[r] = rcount, dp[r] = r * rcount, sc[r] = cnt, sd[r] = 0;
-    for (int i = 0; i < cnt; i++)
-        sb[i] = g_me * 1000 + i;
+    for (size_t i = 0; i < sints; i++) /* Iscatter: block r for member r */
+        sb[i] = (coll == I_SCATTER ? (int)(i / (size_t)cnt) : g_me) * 1000 + (int)(i % (size_t)cnt);
     for (size_t i = 0; i < rints; i++)
         rb[i] = -1;
+    if (coll == I_BCAST && g_me == root) /* the root's payload: its own slot */
+        for (int i = 0; i < cnt * stride; i++)
+            rb[i] = i % stride ? -1 : root * 1000 + i / stride;
     MPI_Request rq[1 + NB], red;
     if (g_me != 0)
         usleep(50000);
@@ -1076,8 +1086,14 @@ static void root_in_real_wait(int coll, int strided, int cnt)
     case I_ALLGATHERV:
         MPI_OK(MPI_Iallgatherv(sb, cnt, MPI_INT, rb, rc, dp, dint, MPI_COMM_WORLD, &rq[0]));
         break;
-    default:
+    case I_ALLTOALLV:
         MPI_OK(MPI_Ialltoallv(sb, sc, sd, MPI_INT, rb, rc, dp, dint, MPI_COMM_WORLD, &rq[0]));
+        break;
+    case I_BCAST:
+        MPI_OK(MPI_Ibcast(rb, rcount, dint, root, MPI_COMM_WORLD, &rq[0]));
+        break;
+    default:
+        MPI_OK(MPI_Iscatter(sb, cnt, MPI_INT, rb, rcount, dint, root, MPI_COMM_WORLD, &rq[0]));
         break;
     }
     MPI_OK(MPI_Type_free(&dint));
@@ -1093,7 +1109,12 @@ static void root_in_real_wait(int coll, int strided, int cnt)
         MPI_OK(MPI_Wait(&red, MPI_STATUS_IGNORE));
     }
     int ok = 1;
-    if (g_me == 0 || coll >= I_ALLGATHERV) {
+    if (coll >= I_BCAST) {
+        /* One slot: the root's payload, or our block of the scatter. */
+        const int from = coll == I_BCAST ? root : g_me;
+        for (int i = 0; i < cnt * stride; i++)
+            ok &= rb[i] == (i % stride ? -1 : from * 1000 + i / stride);
+    } else if (g_me == 0 || coll >= I_ALLGATHERV) {
         for (int r = 0; r < g_n; r++)
             for (int i = 0; i < cnt * stride; i++)
                 ok &= rb[((size_t)r * (size_t)cnt * (size_t)stride) + (size_t)i] ==
@@ -1138,5 +1159,10 @@ int main(int argc, char **argv)
         root_in_real_wait(c, 1, 10);   /* the table and blocks in the cells */
         root_in_real_wait(c, 1, 3000); /* in the heap, read in place */
     }
+    /* Large: read in place, or with a small heap (the tests' 2 MiB
+     * variant) moved in chunks through the cells. */
+    root_in_real_wait(I_GATHER, 1, 200000);
+    root_in_real_wait(I_BCAST, 1, 200000);
+    root_in_real_wait(I_SCATTER, 1, 200000);
     return coll_finish("nonblocking", rank, size);
 }

@@ -376,7 +376,7 @@ pub(super) unsafe fn work(p: &mut Pending, first: bool, may_call_mpi: bool) -> b
         return unsafe { direct(&p.kind, node, s, l, last, may_call_mpi, &mut p.stash) };
     }
     // SAFETY: per the contract.
-    unsafe { chunks(&p.kind, node, s, l, from, first, may_call_mpi) }
+    unsafe { chunks(&p.kind, node, s, l, from, first, may_call_mpi, &mut p.stash) }
 }
 
 /// The address member `m` offered on step `s` (ours: our own offer).
@@ -531,10 +531,13 @@ unsafe fn direct_blocks(
 }
 
 /// Moves the payload chunk by chunk through the cells (some member could
-/// not offer it): returns true once every chunk is through here.
+/// not offer it): returns true once every chunk is through here. A
+/// receive type that is not dense is unpacked from the gathered chunks by
+/// a calling thread: the progress thread hands them over as `stash`.
 ///
 /// # Safety
 /// As [`work`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn chunks(
     kind: &Kind,
     node: &Node,
@@ -543,6 +546,7 @@ unsafe fn chunks(
     from: Option<usize>,
     first: bool,
     may_call_mpi: bool,
+    stash: &mut Option<Vec<u8>>,
 ) -> bool {
     let me = node.me;
     // Receivers that gather the chunks for one unpack at the end: a
@@ -605,8 +609,25 @@ unsafe fn chunks(
     }
     if gathers {
         if !may_call_mpi && !contiguous_receive(kind) {
-            // Unpacking a derived type calls the MPI.
-            return false;
+            // Unpacking a derived type calls the MPI: keep the bytes for a
+            // calling thread (see `Pending::stash`) in the layout
+            // `unstash` reads, so that the operation finishes here (the
+            // others' later operations wait at this member's gate until
+            // it does). `acc` has it already but for a scatter, whose one
+            // block sits in the root's slot and goes at 0.
+            let acc = core::mem::take(&mut l.acc);
+            *stash = Some(match kind {
+                Kind::Blocks {
+                    how: How::Scatter,
+                    pb,
+                    ..
+                } => match block_senders(kind, node).next() {
+                    Some((m, _)) => acc[m * pb..(m + 1) * pb].to_vec(),
+                    None => Vec::new(),
+                },
+                _ => acc,
+            });
+            return true;
         }
         match kind {
             Kind::Bcast { buf, .. } => {

@@ -605,8 +605,12 @@ unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
             ..
         } => {
             if *how == How::Scatter {
-                // SAFETY: per the contract; the stash holds our block.
-                unsafe { r.buf.unpack_from(v.as_ptr(), *pb) };
+                // A scatter's receiver has one sender, the root, so the
+                // stash holds its block (checked all the same).
+                if v.len() >= *pb {
+                    // SAFETY: per the contract; the stash holds our block.
+                    unsafe { r.buf.unpack_from(v.as_ptr(), *pb) };
+                }
             } else {
                 for m in (0..n).filter(|&m| r.skip != Some(m)) {
                     // SAFETY: per the contract; the stash holds member m's
