@@ -12,11 +12,13 @@ and reports the median of the repetitions with the spread.
 
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
-                    lat_fresh (latency with the buffers rewritten), random_update, random_update4, random_update8,
+                    lat_fresh (latency, the buffers rewritten each time),
+                    random_update, random_update4, random_update8,
                     coll, coll4, nbc (nonblocking collectives), rma,
                     rma_create, malloc; groups: p2p (the first four),
-                    sweep, random, collectives (coll, coll4), onesided
-                    (rma, rma_create), all
+                    sweep (lat_sweep, bw_sweep, lat_fresh), random,
+                    collectives (coll, coll4), onesided (rma,
+                    rma_create), all
   --mpi LIST        openmpi, mpich (Debian's; default: those installed), and
                     openmpi5, mpich5, impi: Open MPI 5.0, MPICH 5.0 and Intel
                     MPI 2021 from the Python wheels tests/run installs into
