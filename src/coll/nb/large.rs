@@ -30,7 +30,7 @@
 //! cells' ring. Slower, but it needs no memory, so it cannot fail.
 
 use super::super::{assist, Stage, FAIL};
-use super::{Fold, How, Kind, Pending};
+use super::{block_senders, stash_blocks, Fold, How, Kind, Pending};
 use crate::comm::node::Node;
 
 /// Bytes a receiver of a direct reduction folds at a time: a chunk, its
@@ -288,28 +288,6 @@ fn receives(kind: &Kind, node: &Node) -> Option<usize> {
     }
 }
 
-/// The members whose payload a block move's receiver reads (a scatter:
-/// the root; else everyone but an in-place member itself), and the part
-/// of that payload it takes: `[lo, lo + pb)`.
-fn block_senders(kind: &Kind, node: &Node) -> impl Iterator<Item = (usize, usize)> + use<> {
-    let me = node.me;
-    let (how, root, pb, skip) = match kind {
-        Kind::Blocks {
-            how,
-            root,
-            pb,
-            recv: Some(r),
-            ..
-        } => (*how, *root, *pb, r.skip),
-        _ => (How::Gather, None, 0, None),
-    };
-    let receiving = matches!(kind, Kind::Blocks { recv: Some(_), .. });
-    (0..node.n)
-        .filter(move |&m| receiving && m != skip.unwrap_or(usize::MAX))
-        .filter(move |&m| how != How::Scatter || Some(m) == root)
-        .map(move |m| (m, if how == How::Gather { 0 } else { me * pb }))
-}
-
 /// Publishes this member's offer on the operation's first step, if it
 /// writes one. False: its cell is not free yet.
 pub(super) fn begin(p: &mut Pending) -> bool {
@@ -497,22 +475,10 @@ unsafe fn direct_blocks(
     };
     if !r.buf.d.contig && !may_call_mpi {
         // Unpacking a derived type calls the MPI: keep the blocks for a
-        // calling thread (see `Pending::stash`), member m's at `m * pb`
-        // (a scatter's at 0).
-        let scatter = *how == How::Scatter;
-        let mut v = vec![0u8; if scatter { *pb } else { node.n * pb }];
-        for (m, lo) in block_senders(kind, node) {
-            let at = if scatter { 0 } else { m * pb };
-            // SAFETY: member m's offer holds its payload, `lo + pb` bytes
-            // of it at least, until every member finished; `v` has room.
-            unsafe {
-                core::ptr::copy_nonoverlapping(
-                    offer_of(node, s, l, m).add(lo),
-                    v.as_mut_ptr().add(at),
-                    *pb,
-                )
-            };
-        }
+        // calling thread (see `Pending::stash`).
+        // SAFETY: member m's offer holds its payload, `lo + pb` bytes of
+        // it at least, until every member finished.
+        let v = unsafe { stash_blocks(kind, node, |m, lo| offer_of(node, s, l, m).add(lo)) };
         *stash = Some(v);
         return true;
     }
@@ -621,10 +587,10 @@ unsafe fn chunks(
                     how: How::Scatter,
                     pb,
                     ..
-                } => match block_senders(kind, node).next() {
-                    Some((m, _)) => acc[m * pb..(m + 1) * pb].to_vec(),
-                    None => Vec::new(),
-                },
+                } => {
+                    // SAFETY: slot m of `acc` holds member m's `pb` bytes.
+                    unsafe { stash_blocks(kind, node, |m, _| acc.as_ptr().add(m * pb)) }
+                }
                 _ => acc,
             });
             return true;

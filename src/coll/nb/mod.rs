@@ -576,7 +576,7 @@ fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
     if let Some(v) = p.stash.take() {
         // SAFETY: a calling thread (a stash is delivered only where the
         // MPI may be called); the caller's buffer.
-        unsafe { unstash(&p.kind, &v, p.node.n) };
+        unsafe { unstash(&p.kind, &v, p.node) };
     }
     p.delivered = true;
     for &t in held(&p.kind) {
@@ -589,12 +589,78 @@ fn deliver(p: &mut Pending, done: &mut Vec<u32>) {
     done.push(p.slot);
 }
 
+/// The members whose payload a block move's receiver reads (a scatter:
+/// the root; else everyone but an in-place member itself), and the part
+/// of that payload it takes: `[lo, lo + pb)`.
+fn block_senders(kind: &Kind, node: &Node) -> impl Iterator<Item = (usize, usize)> + use<> {
+    let me = node.me;
+    let (how, root, pb, skip) = match kind {
+        Kind::Blocks {
+            how,
+            root,
+            pb,
+            recv: Some(r),
+            ..
+        } => (*how, *root, *pb, r.skip),
+        _ => (How::Gather, None, 0, None),
+    };
+    let receiving = matches!(kind, Kind::Blocks { recv: Some(_), .. });
+    (0..node.n)
+        .filter(move |&m| receiving && m != skip.unwrap_or(usize::MAX))
+        .filter(move |&m| how != How::Scatter || Some(m) == root)
+        .map(move |m| (m, if how == How::Gather { 0 } else { me * pb }))
+}
+
+/// Where member `m`'s block goes in a block move's stash (see
+/// [`Pending::stash`]): at `m * pb`, a scatter's one block at 0.
+fn stash_slot(how: How, m: usize, pb: usize) -> usize {
+    if how == How::Scatter {
+        0
+    } else {
+        m * pb
+    }
+}
+
+/// A block move's stash: the block of every member this one receives
+/// from ([`block_senders`]), read at `src(m, lo)`, put at [`stash_slot`].
+///
+/// # Safety
+/// `src(m, lo)` points at `pb` readable bytes for every such member.
+unsafe fn stash_blocks(
+    kind: &Kind,
+    node: &Node,
+    src: impl Fn(usize, usize) -> *const u8,
+) -> Vec<u8> {
+    let Kind::Blocks { how, pb, .. } = kind else {
+        return Vec::new();
+    };
+    let mut v = vec![
+        0u8;
+        if *how == How::Scatter {
+            *pb
+        } else {
+            node.n * pb
+        }
+    ];
+    for (m, lo) in block_senders(kind, node) {
+        // SAFETY: `src` per the contract; the slot lies inside `v`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src(m, lo),
+                v.as_mut_ptr().add(stash_slot(*how, m, *pb)),
+                *pb,
+            )
+        };
+    }
+    v
+}
+
 /// Unpacks a stash (see [`Pending::stash`]) into the receive buffer.
 ///
 /// # Safety
 /// A calling thread (the MPI may be called); `kind`'s buffers are the
-/// caller's; `v` is the stash `work` made for `kind` on `n` members.
-unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
+/// caller's; `v` is the stash `work` made for `kind` on `node`.
+unsafe fn unstash(kind: &Kind, v: &[u8], node: &Node) {
     match kind {
         // SAFETY: per the contract; the stash holds the whole payload.
         Kind::Bcast { buf, .. } => unsafe { buf.unpack_from(v.as_ptr(), v.len()) },
@@ -604,20 +670,15 @@ unsafe fn unstash(kind: &Kind, v: &[u8], n: usize) {
             recv: Some(r),
             ..
         } => {
-            if *how == How::Scatter {
-                // A scatter's receiver has one sender, the root, so the
-                // stash holds its block (checked all the same).
-                if v.len() >= *pb {
-                    // SAFETY: per the contract; the stash holds our block.
-                    unsafe { r.buf.unpack_from(v.as_ptr(), *pb) };
-                }
-            } else {
-                for m in (0..n).filter(|&m| r.skip != Some(m)) {
-                    // SAFETY: per the contract; the stash holds member m's
-                    // block at `m * pb`, piece m of the buffer is the
-                    // caller's.
-                    unsafe { r.buf.piece(m).unpack_from(v.as_ptr().add(m * pb), *pb) };
-                }
+            for (m, _) in block_senders(kind, node) {
+                let into = if *how == How::Scatter {
+                    r.buf
+                } else {
+                    r.buf.piece(m)
+                };
+                // SAFETY: per the contract; `stash_blocks` put member m's
+                // block there; piece m of the buffer is the caller's.
+                unsafe { into.unpack_from(v.as_ptr().add(stash_slot(*how, m, *pb)), *pb) };
             }
         }
         // SAFETY: per the contract.
@@ -741,44 +802,24 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
         } => {
             let (pb, n) = (*pb, node.n);
             if !r.buf.d.contig && !may_call_mpi {
-                // Unpacking a derived type calls the MPI: keep the bytes,
-                // member m's block at `m * pb` (a scatter's at 0).
-                let (ready, len, off) = match how {
+                // Unpacking a derived type calls the MPI: keep the bytes
+                // (see `stash_blocks`).
+                let (ready, len) = match how {
                     How::Scatter => (
                         node.published(root.expect("a scatter has a root"), s)
                             .is_some(),
                         n * pb,
-                        me * pb,
                     ),
-                    How::Gather => (all(), pb, 0),
-                    How::Alltoall => (all(), n * pb, me * pb),
+                    How::Gather => (all(), pb),
+                    How::Alltoall => (all(), n * pb),
                 };
                 if !ready {
                     return false;
                 }
-                let scatter = *how == How::Scatter;
-                let mut v = vec![0u8; if scatter { pb } else { n * pb }];
-                // The senders: a scatter's root, else everyone but an in
-                // place member itself.
-                let senders = (0..n).filter(|&m| {
-                    if scatter {
-                        *root == Some(m)
-                    } else {
-                        r.skip != Some(m)
-                    }
-                });
-                for m in senders {
-                    let at = if scatter { 0 } else { m * pb };
-                    // SAFETY: member m's cell holds `len` bytes until we
-                    // finish, `off + pb` of them at least; `v` has room.
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(
-                            node.data(m, s, len).add(off),
-                            v.as_mut_ptr().add(at),
-                            pb,
-                        )
-                    };
-                }
+                // SAFETY: member m's cell holds `len` bytes until we
+                // finish, `lo + pb` of them at least.
+                let v =
+                    unsafe { stash_blocks(&p.kind, node, |m, lo| node.data(m, s, len).add(lo)) };
                 p.stash = Some(v);
                 return true;
             }
