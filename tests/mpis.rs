@@ -280,3 +280,152 @@ fn wheels_heapmpirun_picks_build_and_launcher() {
     }
     fl.finish("wheels_heapmpirun_picks_build_and_launcher");
 }
+
+/// `heapmpirun` keeps the MPI library a build loads in `.heapmpi-mpilib`
+/// beside it (asking the loader cost every launch milliseconds), and must
+/// trust that answer only while it holds: written under the same
+/// `LD_LIBRARY_PATH`, newer than the build. A copy of Debian's two builds
+/// in a tree of its own (`HEAPMPI_ROOT`), a program of Debian's Open MPI,
+/// dry runs; the kept answer is then replaced by a lie (the Open MPI
+/// build loads MPICH's library): under another `LD_LIBRARY_PATH`, or
+/// older than the build, it must be ignored and rewritten; valid, it must
+/// be believed (heapmpirun then finds no build for the program and says
+/// so), which shows the launch really skips the loader.
+#[test]
+fn heapmpirun_keeps_a_builds_mpi_library_only_while_it_holds() {
+    let mut fl = Failures::new();
+    let case = "kept MPI library";
+    let setup = || -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+        for f in FLAVOURS {
+            ensure_library(f)?;
+        }
+        let prog = compile("share_pointers", Flavour::OpenMpi, Mode::Stock)?;
+        let tree = repo_root()
+            .join("target")
+            .join(format!("mpilib-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tree);
+        for f in FLAVOURS {
+            let dir = tree.join("target").join(f.name()).join("release");
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            std::fs::copy(f.shared_lib(), dir.join("libheapmpi.so")).map_err(|e| e.to_string())?;
+        }
+        Ok((tree, prog))
+    };
+    let (tree, prog) = match setup() {
+        Ok(v) => v,
+        Err(e) => {
+            fl.fail(case, e);
+            fl.finish("heapmpirun_keeps_a_builds_mpi_library_only_while_it_holds");
+            return;
+        }
+    };
+    let ompi_dir = tree.join("target/openmpi/release");
+    let ompi_so = ompi_dir.join("libheapmpi.so");
+    let ompi_kept = ompi_dir.join(".heapmpi-mpilib");
+    let mpich_kept = tree.join("target/mpich/release/.heapmpi-mpilib");
+    let dry = |ld_path: Option<&str>| {
+        let mut cmd = std::process::Command::new(repo_root().join("wrappers").join("heapmpirun"));
+        cmd.arg("--heapmpi-dry-run").args(["-np", "2"]).arg(&prog);
+        clean_env(&mut cmd);
+        cmd.env("HEAPMPI_ROOT", &tree);
+        match ld_path {
+            Some(p) => cmd.env("LD_LIBRARY_PATH", p),
+            None => cmd.env_remove("LD_LIBRARY_PATH"),
+        };
+        run_command(cmd, job_timeout())
+    };
+    let picks_ompi = |o: &Output| -> Result<(), String> {
+        check_success(o)?;
+        let want = ompi_so.display().to_string();
+        if !o.stdout.lines().nth(1).unwrap_or("").contains(&want) {
+            return Err(format!("not preloading {want}: {}", o.stdout));
+        }
+        Ok(())
+    };
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    // The lie: the Open MPI build's kept answer names MPICH's library.
+    let mpich_lib = || read(&mpich_kept).lines().nth(1).unwrap_or("").to_string();
+    let lie = |key: &str| {
+        std::fs::write(&ompi_kept, format!("{key}\n{}\n", mpich_lib())).map_err(|e| e.to_string())
+    };
+
+    // Cold: asks the loader, keeps the answer (MPICH's build is asked too,
+    // walking the tree, or not; keep its answer for the lie).
+    fl.record("cold launch", dry(None), |o| {
+        picks_ompi(o)?;
+        let kept = read(&ompi_kept);
+        if kept.lines().next() != Some("LD_LIBRARY_PATH=") || !kept.contains("libmpi.so.40") {
+            return Err(format!("kept {kept:?}"));
+        }
+        Ok(())
+    });
+    if !mpich_kept.exists() {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg("-c")
+            .arg(". \"$1\" && build_mpi_library \"$2\"")
+            .arg("bash")
+            .arg(repo_root().join("wrappers/heapmpi-lib.sh"))
+            .arg(tree.join("target/mpich/release/libheapmpi.so"));
+        clean_env(&mut cmd);
+        cmd.env_remove("LD_LIBRARY_PATH");
+        fl.record(
+            "MPICH build's answer",
+            run_command(cmd, job_timeout()),
+            check_success,
+        );
+    }
+    if !mpich_lib().contains("mpich") {
+        fl.fail(
+            case,
+            format!("no MPICH library kept: {:?}", read(&mpich_kept)),
+        );
+    } else {
+        // Under another LD_LIBRARY_PATH: ignored, asked again, rewritten.
+        let other = "/nonexistent/heapmpi-test";
+        let r = lie("LD_LIBRARY_PATH=").and_then(|_| dry(Some(other)));
+        fl.record("another LD_LIBRARY_PATH", r, |o| {
+            picks_ompi(o)?;
+            let kept = read(&ompi_kept);
+            if kept.lines().next() != Some(&format!("LD_LIBRARY_PATH={other}")[..])
+                || kept.contains("mpich")
+            {
+                return Err(format!("not rewritten: {kept:?}"));
+            }
+            Ok(())
+        });
+        // Valid: believed.
+        let r = lie("LD_LIBRARY_PATH=").and_then(|_| dry(None));
+        fl.record("valid lie", r, |o| {
+            if o.status.success() || !o.stderr.contains("no heapmpi build") {
+                return Err(format!(
+                    "the kept answer was not used: rc {:?}, {}{}",
+                    o.status.code(),
+                    o.stdout,
+                    o.stderr
+                ));
+            }
+            Ok(())
+        });
+        // Older than the build (a rebuild): ignored, asked again.
+        let r = lie("LD_LIBRARY_PATH=").and_then(|_| {
+            let st = std::process::Command::new("touch")
+                .args(["-d", "+10 seconds"])
+                .arg(&ompi_so)
+                .status()
+                .map_err(|e| e.to_string())?;
+            if !st.success() {
+                return Err("touch failed".into());
+            }
+            dry(None)
+        });
+        fl.record("build newer than its kept answer", r, |o| {
+            picks_ompi(o)?;
+            if read(&ompi_kept).contains("mpich") {
+                return Err(format!("not rewritten: {:?}", read(&ompi_kept)));
+            }
+            Ok(())
+        });
+    }
+    let _ = std::fs::remove_dir_all(&tree);
+    fl.finish("heapmpirun_keeps_a_builds_mpi_library_only_while_it_holds");
+}

@@ -18,7 +18,8 @@ norm_flavour() {
 # file no loader listed here takes (another ABI) goes to ldd itself.
 # With a second argument "so", $1 is known to be a shared library of this
 # machine's ABI (a heapmpi build), and the check ldd makes first, one more
-# process, is skipped.
+# process, is skipped. The loader runs with LD_PRELOAD empty, which it
+# reads as unset (one exec fewer than env -u).
 ldd_of() {
     local rtld rc
     for rtld in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib64/ld64.so.2; do
@@ -27,13 +28,13 @@ ldd_of() {
         # library for it, 1 = not one (static, a script, another ABI).
         rc=0
         if [[ ${2:-} == so ]]; then
-            env -u LD_PRELOAD "$rtld" --list "$1" 2>/dev/null && return
+            LD_PRELOAD= "$rtld" --list "$1" 2>/dev/null && return
             continue # not this loader's (another ABI): ask the next one
         fi
-        env -u LD_PRELOAD "$rtld" --verify "$1" >/dev/null 2>&1 || rc=$?
+        LD_PRELOAD= "$rtld" --verify "$1" >/dev/null 2>&1 || rc=$?
         case $rc in
         0 | 2)
-            env -u LD_PRELOAD "$rtld" --list "$1" 2>/dev/null
+            LD_PRELOAD= "$rtld" --list "$1" 2>/dev/null
             return
             ;;
         esac
@@ -41,37 +42,42 @@ ldd_of() {
     env -u LD_PRELOAD ldd "$1" 2>/dev/null
 }
 
-# The MPI family of a list of libraries as ldd_of prints them:
+# The functions below that answer with a value set REPLY instead of
+# printing it: a command substitution costs a process, and a launch went
+# through seventeen of them (heapmpi-exec runs on every rank).
+
+# The MPI family of a list of libraries as ldd_of prints them, into REPLY:
 # openmpi|mpich, or failure when the list says nothing conclusive. A
 # program of the MPI-5 standard ABI (libmpi_abi.so) belongs to the family
 # of the MPI whose library the loader found (abi_family).
 flavour_of_ldd_output() {
-    local lib arrow path ompi=0 mpich=0 fam
+    local lib arrow path ompi=0 mpich=0
     while read -r lib arrow path _; do
         case $lib in
         libmpi_abi.so*)
-            [[ $arrow == "=>" && -f $path ]] && fam=$(abi_family "$path") || continue
-            [[ $fam == openmpi ]] && ompi=1 || mpich=1
+            [[ $arrow == "=>" && -f $path ]] || continue
+            abi_family "$path"
+            [[ $REPLY == openmpi ]] && ompi=1 || mpich=1
             ;;
         libmpich*.so* | libmpicxx.so* | libmpifort.so* | libmpi.so.12*) mpich=1 ;;
         libmpi.so.* | libmpi_*.so* | libopen-pal.so* | libopen-rte.so*) ompi=1 ;;
         esac
     done <<<"$1"
-    if ((ompi && !mpich)); then echo openmpi
-    elif ((mpich && !ompi)); then echo mpich
+    if ((ompi && !mpich)); then REPLY=openmpi
+    elif ((mpich && !ompi)); then REPLY=mpich
     else return 1
     fi
 }
 
-# The family of the MPI whose standard-ABI library is $1: the one whose
-# own libraries sit beside it (MPICH 5 installs libmpi_abi.so next to
-# libmpi.so.12; an Open MPI would put it next to libopen-pal).
+# The family of the MPI whose standard-ABI library is $1, into REPLY: the
+# one whose own libraries sit beside it (MPICH 5 installs libmpi_abi.so
+# next to libmpi.so.12; an Open MPI would put it next to libopen-pal).
 abi_family() {
     local dir=${1%/*}
     if compgen -G "$dir/libopen-pal.so*" >/dev/null || compgen -G "$dir/libmpi.so.40*" >/dev/null; then
-        echo openmpi
+        REPLY=openmpi
     else
-        echo mpich
+        REPLY=mpich
     fi
 }
 
@@ -93,7 +99,7 @@ same_mpi_library() {
 flavour_from_ldd() {
     local out
     out=$(ldd_of "$1") || return 1
-    flavour_of_ldd_output "$out"
+    flavour_of_ldd_output "$out" && echo "$REPLY"
 }
 
 # Which MPI does a launcher / compiler wrapper command belong to? Looks at
@@ -133,18 +139,18 @@ flavour_of_command() {
 mpi_library_of() {
     local out
     out=$(ldd_of "$1" "${2:-}") || return 1
-    mpi_library_of_ldd_output "$out"
+    mpi_library_of_ldd_output "$out" && echo "$REPLY"
 }
 
 # The MPI library named in a list of libraries as ldd_of prints them, as
-# mpi_library_of prints it.
+# mpi_library_of prints it, into REPLY.
 mpi_library_of_ldd_output() {
     local name arrow path
     while read -r name arrow path _; do
         case $name in
         libmpi.so.* | libmpich.so.* | libmpi_abi.so.*)
             [[ $arrow == "=>" && -f $path ]] || continue
-            readlink -f "$path"
+            REPLY=$(readlink -f "$path")
             return 0
             ;;
         esac
@@ -152,43 +158,78 @@ mpi_library_of_ldd_output() {
     return 1
 }
 
-# Every heapmpi build under tree $1, one libheapmpi.so path per line: a
-# checkout's target/<name>/release/ and an installed tree's lib/<name>/.
-heapmpi_builds() {
-    local so
-    for so in "$1"/target/*/release/libheapmpi.so "$1"/lib/*/libheapmpi.so; do
-        [[ -f $so ]] && echo "$so"
+# The MPI library heapmpi build $1 (a libheapmpi.so) loads, as
+# mpi_library_of prints it, into REPLY; fails when it loads none. Asking
+# the loader costs a process and milliseconds on every launch, so the
+# answer is kept in .heapmpi-mpilib beside the build. The kept answer
+# holds while it is newer than the build, than the loader's cache
+# (/etc/ld.so.cache, which ldconfig rewrites when a package installs an
+# MPI) and than the library it names (a reinstalled MPI, as a wheel's
+# upgrade is), and while LD_LIBRARY_PATH, which can send the loader
+# elsewhere, is what it was. Where the directory is not writable nothing
+# is kept and the loader is asked every time.
+build_mpi_library() {
+    local so=$1 cache=${1%/*}/.heapmpi-mpilib key k val out
+    key="LD_LIBRARY_PATH=${LD_LIBRARY_PATH-}"
+    if [[ -f $cache && $cache -nt $so && ! /etc/ld.so.cache -nt $cache ]] &&
+        { IFS= read -r k && IFS= read -r val; } <"$cache" &&
+        [[ $k == "$key" && -f $val && ! $val -nt $cache ]]; then
+        REPLY=$val
+        return 0
+    fi
+    out=$(ldd_of "$so" so) && mpi_library_of_ldd_output "$out" || return 1
+    val=$REPLY
+    { printf '%s\n%s\n' "$key" "$val" >"$cache.$$" && mv -f "$cache.$$" "$cache"; } 2>/dev/null ||
+        rm -f "$cache.$$" 2>/dev/null || true
+    REPLY=$val
+}
+
+# The file command name $1 runs, searched in PATH as the shell does (a
+# name with a slash is itself), into REPLY; fails when there is none.
+# `type -P` would print it, through one more process.
+path_lookup() {
+    local d dirs
+    if [[ $1 == */* ]]; then
+        REPLY=$1
+        [[ -f $1 && -x $1 ]]
+        return
+    fi
+    IFS=: read -r -a dirs <<<"${PATH:-}"
+    for d in "${dirs[@]}"; do
+        REPLY=${d:-.}/$1
+        [[ -f $REPLY && -x $REPLY ]] && return 0
     done
+    return 1
 }
 
 # The heapmpi build under tree $1 made for MPI library $2 (a canonical path,
-# see mpi_library_of): the libheapmpi.so that loads that very library (its
-# RUNPATH names its MPI's directory). Prefers target/$3/release when given
-# and matching. Fails when no build matches.
+# see mpi_library_of), into REPLY: the libheapmpi.so that loads that very
+# library (its RUNPATH names its MPI's directory). Prefers
+# target/$3/release when given and matching. Fails when no build matches.
 build_for_library() {
-    local so first=""
+    local so
     if [[ -n ${3:-} ]]; then
         for so in "$1/target/$3/release/libheapmpi.so" "$1/lib/$3/libheapmpi.so"; do
-            if [[ -f $so ]] && same_mpi_library "$(mpi_library_of "$so" so)" "$2"; then
-                echo "$so"
+            if [[ -f $so ]] && build_mpi_library "$so" && same_mpi_library "$REPLY" "$2"; then
+                REPLY=$so
                 return 0
             fi
         done
     fi
-    while read -r so; do
-        if same_mpi_library "$(mpi_library_of "$so" so)" "$2"; then
-            first=$so
-            break
+    for so in "$1"/target/*/release/libheapmpi.so "$1"/lib/*/libheapmpi.so; do
+        if [[ -f $so ]] && build_mpi_library "$so" && same_mpi_library "$REPLY" "$2"; then
+            REPLY=$so
+            return 0
         fi
-    done < <(heapmpi_builds "$1")
-    [[ -n $first ]] || return 1
-    echo "$first"
+    done
+    return 1
 }
 
-# The launcher of the MPI whose library is $1 and family $2: the one in the
-# library's installation (<prefix>/bin next to <prefix>/lib: a Python
-# wheel, a Spack or module prefix), else the distribution's name for the
-# family (mpirun.openmpi, mpiexec.mpich), else the plain name.
+# The launcher of the MPI whose library is $1 and family $2, into REPLY:
+# the one in the library's installation (<prefix>/bin next to
+# <prefix>/lib: a Python wheel, a Spack or module prefix), else the
+# distribution's name for the family (mpirun.openmpi, mpiexec.mpich), else
+# the plain name.
 launcher_for_library() {
     local bin cand c
     bin=${1%/*}
@@ -199,14 +240,18 @@ launcher_for_library() {
     esac
     for c in "${cand[@]}"; do
         if [[ -x $bin/$c && $bin != /usr/bin && $bin != /bin ]]; then
-            echo "$bin/$c"
+            REPLY=$bin/$c
             return 0
         fi
     done
     case $2 in
-    openmpi) type -P mpirun.openmpi || type -P mpirun ;;
-    mpich) type -P mpiexec.mpich || type -P mpiexec.hydra || type -P mpiexec ;;
+    openmpi) cand=(mpirun.openmpi mpirun) ;;
+    mpich) cand=(mpiexec.mpich mpiexec.hydra mpiexec) ;;
     esac
+    for c in "${cand[@]}"; do
+        path_lookup "$c" && return 0
+    done
+    return 1
 }
 
 # The MPI library that compiler wrapper "$@" links programs against (the
@@ -275,12 +320,13 @@ tree_ld_opts() {
 }
 
 # Build $2's directory in tree $1 (a checkout's target/$2/release, an
-# installed tree's lib/$2); the checkout's when neither exists yet.
+# installed tree's lib/$2), into REPLY; the checkout's when neither exists
+# yet.
 tree_build_dir() {
     if [[ -d $1/target/$2/release || ! -d $1/lib/$2 ]]; then
-        echo "$1/target/$2/release"
+        REPLY=$1/target/$2/release
     else
-        echo "$1/lib/$2"
+        REPLY=$1/lib/$2
     fi
 }
 
@@ -289,12 +335,12 @@ tree_build_dir() {
 # closest to the MPI, after any profiler or other PMPI tool already
 # there, so that each tool's MPI_X reaches the next through PMPI_X and
 # heapmpi answers the last PMPI_X before the MPI library's. Any other
-# libheapmpi.so in LIST is dropped (one heapmpi per process).
+# libheapmpi.so in LIST is dropped (one heapmpi per process). Into REPLY.
 preload_with() {
     local lib=$1 list=${2:-} out="" e
     for e in ${list//:/ }; do
-        [[ -z $e || $(basename "$e") == libheapmpi.so ]] && continue
+        [[ -z $e || ${e##*/} == libheapmpi.so ]] && continue
         out+="$e:"
     done
-    echo "$out$lib"
+    REPLY=$out$lib
 }
