@@ -56,13 +56,15 @@ extern "C" fn fork_child() {
 }
 
 /// Load-time set-up: snapshot the configuration, switch counting on if asked,
-/// and register the fork handler. Nothing here touches MPI or the heap.
+/// register for membarriers while the process has one thread, and register
+/// the fork handler. Nothing here touches MPI or the heap.
 #[ctor::ctor]
 unsafe fn load() {
     sys::tls::claim();
     mpi::next::resolve();
     stats::enable(config::get().stats);
     heap::tcache::init();
+    sys::wake::init_barrier_if_alone();
     // SAFETY: registering a plain function with no captured state.
     unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }

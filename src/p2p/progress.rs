@@ -97,8 +97,9 @@ pub fn stop() {
 }
 
 fn run(mb: &'static Mailbox) {
-    // Registering for membarriers waits for the kernel (23 ms measured on
-    // our machines, most of a small job's start-up), so it is done here,
+    // Registering for membarriers is normally done already, at load time
+    // while the process had one thread (`wake::init_barrier_if_alone`).
+    // Otherwise it waits for the kernel (5-25 ms here), so it is done here,
     // not in MPI_Init, and before this thread's first handshake: until it
     // is done, the calling threads fence fully (see `wake::init_barrier`).
     wake::init_barrier();

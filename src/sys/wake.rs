@@ -34,10 +34,37 @@ const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 static EXPEDITED: AtomicBool = AtomicBool::new(false);
 
 /// Registers the process for expedited membarriers. Returns whether they
-/// are available; call once, on the heavy side's thread before its first
+/// are available; call on the heavy side's thread before its first
 /// handshake (the frequent side may already be running: it fences fully
-/// until this is done).
+/// until this is done). Returns at once if [`init_barrier_if_alone`]
+/// registered already.
 pub fn init_barrier() -> bool {
+    if EXPEDITED.load(Ordering::Relaxed) {
+        return true;
+    }
+    register()
+}
+
+/// Registers the process for expedited membarriers now if it has a single
+/// thread (at load time, before `main`), and does nothing otherwise.
+///
+/// RATIONALE: the kernel registers a single-threaded process at once
+/// (3-30 µs here). With a second thread alive it waits for an RCU grace
+/// period first, 5-25 ms on our machines (`/tmp/mb/mb.c`, kernel 6.18).
+/// The progress thread used to pay that wait at `MPI_Init`. A program that
+/// finalized within those milliseconds then waited in `MPI_Finalize` for the
+/// thread to finish registering before it could join it: about 14 ms per
+/// job. Registering here, once, costs nothing. A process that already has
+/// threads at load time (a library started one in its constructor) is left
+/// to the progress thread, as before: blocking the program's start-up for
+/// the grace period would cost more than the thread's wait.
+pub fn init_barrier_if_alone() {
+    if single_threaded() {
+        register();
+    }
+}
+
+fn register() -> bool {
     // SAFETY: membarrier takes two integer arguments and touches no memory.
     let cmds = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_QUERY, 0) };
     let ok = cmds >= 0
@@ -52,6 +79,45 @@ pub fn init_barrier() -> bool {
         } == 0;
     EXPEDITED.store(ok, Ordering::Relaxed);
     ok
+}
+
+/// Whether this process has exactly one thread, from the `Threads:` line of
+/// `/proc/self/status` (read with plain system calls into a stack buffer:
+/// this runs in the library's constructor, before anything is set up).
+/// False when the file cannot be read.
+fn single_threaded() -> bool {
+    let mut buf = [0u8; 4096];
+    // SAFETY: the path is a NUL-terminated literal; `open` and `read` write
+    // at most `buf.len()` bytes into `buf`, which lives across both calls,
+    // and the descriptor is closed before returning.
+    let n = unsafe {
+        let fd = libc::open(
+            c"/proc/self/status".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        n
+    };
+    if n <= 0 {
+        return false;
+    }
+    threads_in_status(&buf[..n as usize]) == Some(1)
+}
+
+/// The thread count on the `Threads:` line of a `/proc/<pid>/status` text.
+fn threads_in_status(status: &[u8]) -> Option<u32> {
+    let line = status
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"Threads:"))?;
+    let digits = line.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    core::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Whether the frequent side of the handshake may use a compiler barrier
@@ -146,6 +212,26 @@ mod tests {
         let t0 = std::time::Instant::now();
         futex_wait(&w, 4, Some(10_000));
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn thread_count_is_read_from_the_status_line() {
+        let status = b"Name:\tx\nUmask:\t0022\nThreads:\t1\nSigQ:\t0/1\n";
+        assert_eq!(threads_in_status(status), Some(1));
+        assert_eq!(threads_in_status(b"Threads:\t17\n"), Some(17));
+        assert_eq!(threads_in_status(b"Threads:\t3"), Some(3));
+        assert_eq!(threads_in_status(b"Name:\tThreads:\t1\n"), None);
+        assert_eq!(threads_in_status(b"Threads:\t\n"), None);
+        assert_eq!(threads_in_status(b"Threads:\t1x\n"), None);
+    }
+
+    #[test]
+    fn a_process_with_a_second_thread_is_not_single_threaded() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || rx.recv().ok());
+        assert!(!single_threaded());
+        tx.send(()).unwrap();
+        t.join().unwrap();
     }
 
     #[test]
