@@ -72,7 +72,7 @@ impl Progress {
             let avg = self.run_secs / (self.done - 1) as f64;
             format!(
                 ", eta ~{}",
-                fmt_dur(avg * (self.total + 1 - self.done) as f64)
+                fmt_dur(avg * (self.total + 1).saturating_sub(self.done) as f64)
             )
         } else {
             String::new()
@@ -374,7 +374,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             total += 1;
         }
         if opts.app {
-            total += app::selected(&opts).len() * (opts.app_reps * 2 + 1);
+            total += app::selected(&opts).len() * app::runs_per_app(&opts);
         }
     }
     let mut progress = Progress {

@@ -308,6 +308,12 @@ fn mpi_of(bin: &Path) -> Option<String> {
     }
 }
 
+/// The runs one application makes: the timed stock/heapmpi pairs, then
+/// the two profiled heapmpi runs (see `run`).
+pub fn runs_per_app(opts: &Opts) -> usize {
+    opts.app_reps * 2 + 2
+}
+
 /// Why an application's program is missing, with what bench/run's apt-get
 /// said about its packages ($HEAPMPI_BENCH_APT_LOGS/apt-<name>.log).
 fn not_installed(spec: &AppSpec, what: &str) -> String {
@@ -426,7 +432,7 @@ fn run(
     let mut skip = |mut r: AppResult, why: String| {
         eprintln!("heapmpi-bench: {}: cannot run: {why}", spec.title);
         // the runs this application would have made
-        progress.total = progress.total.saturating_sub(opts.app_reps * 2 + 1);
+        progress.total = progress.total.saturating_sub(runs_per_app(opts));
         r.skipped = Some(why);
         r
     };
