@@ -281,6 +281,65 @@ fn wheels_heapmpirun_picks_build_and_launcher() {
     fl.finish("wheels_heapmpirun_picks_build_and_launcher");
 }
 
+/// `heapmpirun` and `heapmpi-exec` find their tree (and so the builds)
+/// however they are called: by a relative path from inside `wrappers/`,
+/// through `..`, and through a symlink elsewhere (an installed `bin/`).
+/// They work the path out without a process when it is a plain absolute
+/// one; the other forms must give the same tree.
+#[test]
+fn wrappers_find_their_tree_from_any_path() {
+    let mut fl = Failures::new();
+    let f = Flavour::OpenMpi;
+    let prog = match ensure_library(f).and_then(|_| compile("share_pointers", f, Mode::Stock)) {
+        Ok(p) => p,
+        Err(e) => {
+            fl.fail("setup", e);
+            fl.finish("wrappers_find_their_tree_from_any_path");
+            return;
+        }
+    };
+    let want = f.shared_lib().canonicalize().unwrap_or_default();
+    let wrappers = repo_root().join("wrappers");
+    let links = repo_root()
+        .join("target")
+        .join(format!("wrapper-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&links);
+    let _ = std::fs::create_dir_all(&links);
+    for tool in ["heapmpirun", "heapmpi-exec"] {
+        let _ = std::os::unix::fs::symlink(wrappers.join(tool), links.join(tool));
+        let forms: [(String, std::path::PathBuf); 3] = [
+            (format!("./{tool}"), wrappers.clone()),
+            (format!("../wrappers/{tool}"), repo_root().join("target")),
+            (links.join(tool).display().to_string(), std::env::temp_dir()),
+        ];
+        for (path, cwd) in forms {
+            let case = format!("{path} from {}", cwd.display());
+            let mut cmd = std::process::Command::new(&path);
+            cmd.current_dir(&cwd).arg("--heapmpi-dry-run");
+            if tool == "heapmpirun" {
+                cmd.args(["-np", "2"]);
+            }
+            cmd.arg(&prog);
+            clean_env(&mut cmd);
+            fl.record(&case, run_command(cmd, job_timeout()), |o| {
+                check_success(o)?;
+                let line = o.stdout.lines().nth(1).unwrap_or("");
+                let named = line
+                    .split([' ', '='])
+                    .filter(|t| t.ends_with("libheapmpi.so"))
+                    .filter_map(|t| std::path::Path::new(t).canonicalize().ok())
+                    .any(|p| p == want);
+                if !named {
+                    return Err(format!("not preloading {}: {line}", want.display()));
+                }
+                Ok(())
+            });
+        }
+    }
+    let _ = std::fs::remove_dir_all(&links);
+    fl.finish("wrappers_find_their_tree_from_any_path");
+}
+
 /// `heapmpirun` keeps the MPI library a build loads in `.heapmpi-mpilib`
 /// beside it (asking the loader cost every launch milliseconds), and must
 /// trust that answer only while it holds: written under the same
