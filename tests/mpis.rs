@@ -340,6 +340,21 @@ fn wrappers_find_their_tree_from_any_path() {
     fl.finish("wrappers_find_their_tree_from_any_path");
 }
 
+/// Sets `path`'s modification time to `when`, as `touch -d` reads it
+/// ("-1 minute", "+10 seconds").
+fn set_mtime(path: &std::path::Path, when: &str) -> Result<(), String> {
+    let st = std::process::Command::new("touch")
+        .args(["-d", when])
+        .arg(path)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("touch -d '{when}' {} failed", path.display()))
+    }
+}
+
 /// `heapmpirun` keeps the MPI library a build loads in `.heapmpi-mpilib`
 /// beside it (asking the loader cost every launch milliseconds), and must
 /// trust that answer only while it holds: written under the same
@@ -370,14 +385,7 @@ fn heapmpirun_keeps_a_builds_mpi_library_only_while_it_holds() {
             std::fs::copy(f.shared_lib(), &so).map_err(|e| e.to_string())?;
             // A build made a minute ago: every answer kept from now on is
             // newer than it, even where file times are coarse.
-            let st = std::process::Command::new("touch")
-                .args(["-d", "-1 minute"])
-                .arg(&so)
-                .status()
-                .map_err(|e| e.to_string())?;
-            if !st.success() {
-                return Err("touch failed".into());
-            }
+            set_mtime(&so, "-1 minute")?;
         }
         Ok((tree, prog))
     };
@@ -478,14 +486,7 @@ fn heapmpirun_keeps_a_builds_mpi_library_only_while_it_holds() {
         });
         // Older than the build (a rebuild): ignored, asked again.
         let r = lie("LD_LIBRARY_PATH=").and_then(|_| {
-            let st = std::process::Command::new("touch")
-                .args(["-d", "+10 seconds"])
-                .arg(&ompi_so)
-                .status()
-                .map_err(|e| e.to_string())?;
-            if !st.success() {
-                return Err("touch failed".into());
-            }
+            set_mtime(&ompi_so, "+10 seconds")?;
             dry(None)
         });
         fl.record("build newer than its kept answer", r, |o| {

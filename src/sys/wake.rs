@@ -39,6 +39,8 @@ static EXPEDITED: AtomicBool = AtomicBool::new(false);
 /// until this is done). Returns at once if [`init_barrier_if_alone`]
 /// registered already.
 pub fn init_barrier() -> bool {
+    // Relaxed: a true here was stored by the constructor before this
+    // thread was spawned, and spawning orders that store before us.
     if EXPEDITED.load(Ordering::Relaxed) {
         return true;
     }
