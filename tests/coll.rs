@@ -604,3 +604,34 @@ fn coll_trees_of_radix_2_and_1() {
 fn coll_sweep() {
     conformance("coll_sweep", "coll_sweep", "csweep");
 }
+
+/// `MPI_Dist_graph_create` with the parent's nonblocking tag counter at
+/// every point around Open MPI's window (`tests/c/comm_distgraph.c`,
+/// `src/comm/quirks.rs`). Stock Open MPI 4.1 hangs on it in most runs (7
+/// of 8 here; heapmpi without the workaround 6 of 8), so it runs under
+/// heapmpi only: 4 ranks, three times per way in on Open MPI (eight rounds
+/// of the sweep each), once per way in on MPICH, which has no such window
+/// (one round: its oversubscribed collectives take milliseconds).
+#[test]
+fn dist_graph_create_never_meets_open_mpis_tag_window() {
+    let mut fl = Failures::new();
+    let n = 4;
+    for (f, mode) in heapmpi_matrix() {
+        let (runs, rounds) = if f == Flavour::OpenMpi {
+            (3, 8)
+        } else {
+            (1, 1)
+        };
+        let arg = rounds.to_string();
+        let args = [arg.as_str()];
+        // Each round: 12 parents, 2 graphs on each.
+        let mut expected = per_rank_lines(n, &format!("graphs per rank: {}", rounds * 24));
+        expected.extend(per_rank_lines(n, "distgraph ok"));
+        for _ in 0..runs {
+            fl.run(Case::new("comm_distgraph", f, mode, n).args(&args), |o| {
+                check_ok(o, &expected)
+            });
+        }
+    }
+    fl.finish("dist_graph_create_never_meets_open_mpis_tag_window");
+}

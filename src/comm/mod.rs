@@ -60,6 +60,9 @@ pub struct CommInfo {
     /// [`CommInfo::nb`] (`node::Node::channel`: one per persistent
     /// collective initialised on it, `coll::nb::persist`).
     pub chain: node::Chain,
+    /// Its nonblocking tag counter was moved past the window of the
+    /// library's `MPI_Dist_graph_create` tags ([`quirks`]).
+    pub dist_graph_tags_clear: AtomicBool,
 }
 
 impl CommInfo {
@@ -365,6 +368,7 @@ fn build(comm: ffi::MPI_Comm, node: ffi::MPI_Comm, id: u64) -> Option<CommInfo> 
             nb: std::sync::OnceLock::new(),
             topo: std::sync::OnceLock::new(),
             chain: node::Chain::new(),
+            dist_graph_tags_clear: AtomicBool::new(false),
         })
     }
 }
@@ -521,6 +525,7 @@ pub fn set_eager_blocks(cell: usize) {
 
 pub mod cache;
 pub mod node;
+pub mod quirks;
 pub mod topo;
 pub mod wait;
 pub use cache::Cache;

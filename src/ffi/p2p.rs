@@ -236,6 +236,7 @@ c_exports! {
     }
     /// `MPI_Dist_graph_create`.
     fn MPI_Dist_graph_create(comm: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, dests: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, newcomm: *mut MPI_Comm) -> c_int {
+        crate::comm::quirks::before_dist_graph_create(comm);
         // SAFETY: the caller's arguments, forwarded.
         unsafe { crate::comm::created(mpi_sys::PMPI_Dist_graph_create(comm, n, sources as _, degrees as _, dests as _, weights as _, info, reorder, newcomm), newcomm) }
     }
