@@ -2,8 +2,8 @@
 //! stock program hangs or not depending on how many collectives it made
 //! before, and heapmpi's own use of MPI moves that count.
 //!
-//! Open MPI up to 4.1.8 and 5.0.10 (open-mpi/ompi#13918, fixed on its
-//! release branches by #13931 and #14211, in no release yet as of 5.0.10):
+//! Open MPI up to 4.1.8 and 5.0.10 (open-mpi/ompi#13918, fixed by #13931
+//! and #14211: released in 5.0.11, in no 4.1 release yet):
 //! `MPI_Dist_graph_create` exchanges the graph's edges over the parent
 //! communicator with the internal tags -50 and -51, receiving from any
 //! source. Those tags are inside the range the nonblocking collectives

@@ -394,9 +394,10 @@ binding! {
     fn dist_graph_create(comm: *const Fint, n: *const Fint, sources: *const Fint, degrees: *const Fint, dests: *const Fint, w: *const Fint, inf: *const Fint, reorder: *const Fint, newcomm: *mut Fint, ierr: *mut Fint) {
         // SAFETY: as `cart_create`.
         unsafe {
-            crate::comm::quirks::before_dist_graph_create(conv::comm(comm));
+            let old = conv::comm(comm);
+            crate::comm::quirks::before_dist_graph_create(old);
             created(newcomm, ierr, |c| {
-                ffi::PMPI_Dist_graph_create(conv::comm(comm), *n, sources as _, degrees as _, dests as _, weights(w) as _, info(inf), *reorder, c)
+                ffi::PMPI_Dist_graph_create(old, *n, sources as _, degrees as _, dests as _, weights(w) as _, info(inf), *reorder, c)
             })
         }
     }

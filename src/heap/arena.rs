@@ -43,11 +43,11 @@ pub const COMMIT_STEP: usize = 1 << 20;
 /// written; 4 ranks) spent a third of its time in that zeroing and took
 /// 41.5 s against stock Open MPI's 18.7 s; with 1 GiB blocks left to the
 /// first touch, 6.3 s against 16.8 s. A block written in full pays about
-/// a fifth more for its first touch that way (1 GiB, 2 ranks: 0.70-0.83 s
-/// against 0.55-0.85 s prefaulted and 0.56-0.62 s for glibc's private
-/// pages), so only blocks beyond 256 MiB go that way: no application of
-/// the suite allocates one (CP2K, its largest user of memory, commits
-/// 243 MB per rank in all).
+/// a fifth more for its first touch that way (1 GiB, 2 ranks, six runs:
+/// 0.70-1.06 s against 0.55-0.85 s prefaulted and 0.56-0.67 s for glibc's
+/// private pages), so only blocks beyond 256 MiB go that way: no
+/// application of the suite allocates one (CP2K, its largest user of
+/// memory, commits 243 MB per rank in all).
 pub const PREFAULT_MAX: usize = 256 << 20;
 
 /// What the arena commits and releases pages through.
