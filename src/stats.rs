@@ -101,6 +101,9 @@ pub static P2P_STAGED: Counter = Counter::new();
 pub static P2P_STALL_STAGED: Counter = Counter::new();
 /// Sends read by the receiver with process_vm_readv (shared heap full).
 pub static P2P_CMA: Counter = Counter::new();
+/// Sends of a derived datatype the receiver copied from the sender's
+/// buffer by its layout (`dt::plan`), without packing.
+pub static P2P_PLANNED: Counter = Counter::new();
 /// Calls to the real MPI because the peer is on another node.
 pub static P2P_REAL_REMOTE: Counter = Counter::new();
 /// Calls to the real MPI on a communicator heapmpi does not know
@@ -204,7 +207,7 @@ pub fn write_p2p(
     write!(
         w,
         " p2p: immediate={}/{}B fastbox={} single={}/{}B synergistic={}/{}B helped={}/{}blocks \
-         staged={} stall_staged={} cma={} real_remote={} real_unknown_comm={} \
+         staged={} stall_staged={} cma={} strided={} real_remote={} real_unknown_comm={} \
          wildcard_real={} headers_live={} requests_live={}",
         P2P_IMMEDIATE.get(),
         P2P_IMMEDIATE_BYTES.get(),
@@ -218,6 +221,7 @@ pub fn write_p2p(
         P2P_STAGED.get(),
         P2P_STALL_STAGED.get(),
         P2P_CMA.get(),
+        P2P_PLANNED.get(),
         P2P_REAL_REMOTE.get(),
         P2P_REAL_UNKNOWN.get(),
         P2P_WILDCARD_REAL.get(),

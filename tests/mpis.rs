@@ -174,6 +174,9 @@ fn wheels_p2p_derived_datatypes() {
         "datatypes",
         "p2p",
     );
+    // Derived datatypes moved by their layouts (`dt::plan`), which read
+    // each MPI's combiners and its MPI_ORDER_C.
+    run("wheels_p2p_strided", "p2p_strided", "strided", " strided=");
 }
 
 #[test]

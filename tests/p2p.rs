@@ -189,9 +189,9 @@ fn p2p_private_send_buffers() {
 /// Derived datatypes of 2 GiB and more (`p2p_bigtype.c`, with its big
 /// sections: 4 to 6.5 GB of memory for some seconds, so 2 ranks only and
 /// one way in per MPI):
-/// stdout as stock's, and the BigMPI-style struct types sent as the bytes
-/// they are: of rank 0's four sends only the gapped vector is staged
-/// (packed).
+/// stdout as stock's, the BigMPI-style struct types sent as the bytes
+/// they are, and the gapped vector by its layout (`dt::plan`): nothing is
+/// staged (packed).
 #[test]
 fn p2p_big_datatypes() {
     let mut fl = Failures::new();
@@ -212,11 +212,14 @@ fn p2p_big_datatypes() {
                 // The point-to-point part's count (the first on the line);
                 // rank 1 sends nothing; the lines come in any order.
                 let mut staged = stats_part(&o.stderr, " staged=")?;
+                let mut strided = stats_part(&o.stderr, " strided=")?;
                 staged.sort_unstable();
-                if staged != [0, 1] {
+                strided.sort_unstable();
+                if staged != [0, 0] || strided != [0, 1] {
                     return Err(format!(
-                        "staged sends per rank {staged:?}: rank 0 should have packed only \
-                         the gapped vector, and sent the struct types as they are"
+                        "staged sends per rank {staged:?}, strided {strided:?}: rank 0 should \
+                         have sent the gapped vector by its layout, and the struct types as \
+                         the bytes they are, packing nothing"
                     ));
                 }
                 Ok(())
@@ -224,6 +227,40 @@ fn p2p_big_datatypes() {
         }
     }
     fl.finish("p2p_big_datatypes");
+}
+
+/// Derived datatypes too large to go inline, moved by their layouts
+/// (`p2p_strided.c`, `dt::plan`), at 2 ranks, both ways in: stdout as
+/// stock's, and both ranks' sends went by layout (the report's
+/// `strided=`), so the program tests the path it is written for.
+#[test]
+fn p2p_strided_layouts() {
+    let mut fl = Failures::new();
+    for f in available_flavours() {
+        let stock_case = Case::new("p2p_strided", f, Mode::Stock, 2);
+        let Some(stock) = reference(&mut fl, &stock_case, 2, "strided") else {
+            continue;
+        };
+        for mode in HEAPMPI_MODES {
+            let case = Case::new("p2p_strided", f, mode, 2).env(&STATS);
+            fl.run(case, |o| {
+                check_same_as_stock(o, &stock)?;
+                check_status_lines(o, 2, HeapState::Active)?;
+                check_nothing_left(o)?;
+                let strided = stats_part(&o.stderr, " strided=")?;
+                // Rank 0 sends 9 cases one way and 8 both ways (one of
+                // them persistent, 3 rounds) and from the stack (packed):
+                // at least 10 by layout on each rank.
+                if strided.iter().any(|&n| n < 10) {
+                    return Err(format!(
+                        "sends by layout per rank {strided:?}, want >= 10 each"
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("p2p_strided_layouts");
 }
 
 #[test]

@@ -20,6 +20,7 @@ use mpi_sys as ffi;
 use crate::raw::RawHandle;
 
 mod pack;
+pub mod plan;
 mod run;
 
 pub use pack::{pack, unpack_prefix};

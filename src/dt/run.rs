@@ -28,6 +28,45 @@ static VECTOR: AtomicI32 = AtomicI32::new(i32::MIN);
 static HVECTOR: AtomicI32 = AtomicI32::new(i32::MIN);
 static STRUCT: AtomicI32 = AtomicI32::new(i32::MIN);
 static RESIZED: AtomicI32 = AtomicI32::new(i32::MIN);
+static SUBARRAY: AtomicI32 = AtomicI32::new(i32::MIN);
+
+/// The constructors [`super::plan`] follows, by combiner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Named,
+    Dup,
+    Contiguous,
+    Vector,
+    Hvector,
+    Struct,
+    Resized,
+    Subarray,
+    Other,
+}
+
+/// The constructor of a datatype whose combiner is `comb`.
+pub(super) fn kind(comb: c_int) -> Kind {
+    let is = |c: &AtomicI32| comb == c.load(Ordering::Relaxed);
+    if is(&NAMED) {
+        Kind::Named
+    } else if is(&DUP) {
+        Kind::Dup
+    } else if is(&CONTIGUOUS) {
+        Kind::Contiguous
+    } else if is(&VECTOR) {
+        Kind::Vector
+    } else if is(&HVECTOR) {
+        Kind::Hvector
+    } else if is(&STRUCT) {
+        Kind::Struct
+    } else if is(&RESIZED) {
+        Kind::Resized
+    } else if is(&SUBARRAY) {
+        Kind::Subarray
+    } else {
+        Kind::Other
+    }
+}
 
 /// Whether `comb` is `MPI_COMBINER_DUP`.
 pub(super) fn is_dup(comb: c_int) -> bool {
@@ -70,6 +109,23 @@ pub(super) fn learn() {
     });
     learn_one(&RESIZED, &|t| unsafe {
         ffi::PMPI_Type_create_resized(int, 0, 8, t)
+    });
+    learn_one(&SUBARRAY, &|t| {
+        let (sizes, subsizes, starts) = ([4 as c_int, 4], [2 as c_int, 2], [1 as c_int, 1]);
+        // The cast: the constant's type differs between MPIs' bindings.
+        #[allow(clippy::unnecessary_cast)]
+        let order = ffi::MPI_ORDER_C as c_int;
+        unsafe {
+            ffi::PMPI_Type_create_subarray(
+                2,
+                sizes.as_ptr(),
+                subsizes.as_ptr(),
+                starts.as_ptr(),
+                order,
+                int,
+                t,
+            )
+        }
     });
 }
 

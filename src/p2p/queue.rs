@@ -52,6 +52,10 @@ pub const F_OWN: u32 = 128;
 /// feels it, as with the real MPIs' bounded eager buffers, instead of
 /// piling messages into the receiver's unexpected queue without end.
 pub const F_ACK: u32 = 256;
+/// Header flag: `data` is the sender's buffer of a derived datatype laid
+/// out as the [`crate::dt::plan::Plan`] after the rendezvous line
+/// ([`Msg::plan`]); the receiver copies from it block by block.
+pub const F_PLAN: u32 = 512;
 
 /// Rendezvous state: not matched yet.
 pub const S_WAITING: u32 = 0;
@@ -146,6 +150,15 @@ impl Msg {
         // Rendezvous after the envelope, 64-byte aligned;
         // all its fields are atomics, valid when zeroed.
         unsafe { &*(self.body() as *const Rendezvous) }
+    }
+
+    /// Where the sender's layout of an [`F_PLAN`] message is, after the
+    /// rendezvous line (headers with that flag are allocated with room for
+    /// it; it is written before the header is published and never changed
+    /// while the flag is set).
+    #[inline]
+    pub fn plan(&self) -> *mut crate::dt::plan::Plan {
+        self.body().wrapping_add(core::mem::size_of::<Rendezvous>()) as *mut crate::dt::plan::Plan
     }
 }
 

@@ -359,6 +359,12 @@ impl Engine {
                 && heap::in_region(spec.buf, n)
             {
                 self.synergy_copy(h, data, spec.buf, n);
+            } else if flags & F_PLAN != 0
+                || (flags & F_INLINE == 0 && !spec.dt.contig && later.is_none())
+            {
+                // SAFETY: as below; a plan message's bytes are laid out by
+                // the plan in its header.
+                unsafe { copy_planned(h, flags, data, n, spec, &mut later) };
             } else {
                 // SAFETY: `data` holds `len ≥ n` bytes (the sender keeps
                 // them until the header is back); the receive buffer (or
@@ -542,6 +548,50 @@ unsafe fn put_bytes(data: *const u8, n: usize, spec: &RecvSpec, later: &mut Opti
         Some(b) => unsafe { core::ptr::copy_nonoverlapping(data, b.as_mut_ptr(), n) },
         // SAFETY: per the contract.
         None => unsafe { copy_plain(data, n, spec) },
+    }
+}
+
+/// Copies `n` payload bytes of a message into a receive by layouts
+/// (`dt::plan`): the sender's, when the header carries one ([`F_PLAN`]),
+/// else the packed bytes at `data`, into the receive's own layout when it
+/// has one, else into contiguous memory (the buffer, `later`, or a
+/// temporary the real MPI unpacks from).
+///
+/// # Safety
+/// `data` holds the message (by the sender's plan, or packed); the
+/// receive buffer (or `later`) has room for `n` bytes.
+unsafe fn copy_planned(
+    h: &Msg,
+    flags: u32,
+    data: *const u8,
+    n: usize,
+    spec: &RecvSpec,
+    later: &mut Option<Box<[u8]>>,
+) {
+    use dt::plan::{self, Plan};
+    let dense = Plan::dense(n).expect("n > 0");
+    let sp = if flags & F_PLAN != 0 {
+        // SAFETY: a plan header's layout, written before it was published.
+        unsafe { h.plan().read() }
+    } else {
+        dense
+    };
+    // SAFETY (every copy): the contract; the sender's plan covers `len ≥ n`
+    // bytes of its buffer, the receive's covers `cap ≥ n`.
+    if let Some(b) = later {
+        unsafe { plan::copy(data, &sp, b.as_mut_ptr(), &dense, n) };
+    } else if spec.dt.contig {
+        unsafe { plan::copy(data, &sp, spec.buf, &dense, n) };
+    } else if let Some(dp) = plan::of(spec.dtype, spec.count) {
+        unsafe { plan::copy(data, &sp, spec.buf, &dp, n) };
+    } else if flags & F_PLAN == 0 {
+        unsafe { copy_plain(data, n, spec) };
+    } else {
+        let mut tmp = vec![0u8; n];
+        unsafe {
+            plan::copy(data, &sp, tmp.as_mut_ptr(), &dense, n);
+            copy_plain(tmp.as_ptr(), n, spec);
+        }
     }
 }
 
