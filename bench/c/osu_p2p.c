@@ -28,6 +28,11 @@
  *                lines in its own cache from the previous round, which no
  *                application sees. The time includes the rewrite (a memset
  *                of the message, the same under every MPI).
+ *   -v           latency: the message is a strided datatype, a matrix
+ *                column as halo exchanges send it: MPI_Type_vector(size/8,
+ *                1, 2, MPI_DOUBLE), every other 8 bytes of a buffer twice
+ *                the size (sizes must be multiples of 8). Each MPI packs
+ *                and unpacks it its own way; heapmpi copies by layouts.
  *   -c           validation: the sender fills every message with a pattern
  *                that depends on iteration, size, window slot and direction;
  *                the receiver checks every byte and the received count.
@@ -64,13 +69,14 @@ static const char *mode_names[] = {"latency", "bw", "bibw", "mbw_mr"};
 static int rank, nranks;
 static int check;
 static int touch;
+static int vec;
 static long errors_printed;
 
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr,
                 "usage: osu_p2p latency|bw|bibw|mbw_mr [-m MIN:MAX | -s LIST] [-O] [-f FACTOR]\n"
-                "               [-i ITERS] [-x SKIP] [-w WINDOW] [-t] [-c]\n");
+                "               [-i ITERS] [-x SKIP] [-w WINDOW] [-t] [-v] [-c]\n");
 }
 
 static void die(const char *msg) {
@@ -131,6 +137,25 @@ static long verify(const unsigned char *buf, size_t size, long iter, int slot, i
     return bad;
 }
 
+/* -v: the payload is every other 8 bytes of `span`; the gaps must keep
+ * the 0xEE the receive buffer was filled with. */
+static long verify_vec(const unsigned char *buf, size_t span, long iter, int dir, MPI_Status *st,
+                       size_t size, const char *what) {
+    long bad = verify(buf, size, iter, 0, dir, st, 0, what);
+    uint64_t s = seed(iter, span, 0, dir);
+    for (size_t k = 0; k < span; k++) {
+        unsigned char want = (k >> 3) & 1 ? 0xEE : pattern_byte(s, k);
+        if (buf[k] != want) {
+            if (errors_printed++ < 20)
+                fprintf(stderr,
+                        "osu_p2p: VALIDATION ERROR rank %d %s vector size %zu iter %ld byte %zu: expected 0x%02x got 0x%02x\n",
+                        rank, what, size, iter, k, want, buf[k]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
 /* ---- helpers ----------------------------------------------------------- */
 
 static void *page_alloc(size_t bytes) {
@@ -159,34 +184,49 @@ static long run_latency(size_t size, long iters, long skip, unsigned char *sbuf,
     long bad = 0;
     MPI_Status st;
     double t0 = 0, t1;
+    /* the datatype, count and bytes spanned of one message */
+    MPI_Datatype t = MPI_CHAR;
+    int count = (int)size;
+    size_t span = size;
+    if (vec) {
+        MPI_Type_vector((int)(size / 8), 1, 2, MPI_DOUBLE, &t);
+        MPI_Type_commit(&t);
+        count = 1;
+        span = 2 * size;
+    }
     if (!check) {
-        memset(sbuf, 'a', size);
-        memset(rbuf, 'b', size);
+        memset(sbuf, 'a', span);
+        memset(rbuf, 'b', span);
+    } else if (vec) {
+        memset(rbuf, 0xEE, span);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         for (long i = 0; i < iters + skip; i++) {
             if (i == skip) t0 = MPI_Wtime();
-            if (check) fill(sbuf, size, i, 0, 0);
-            else if (touch) memset(sbuf, (int)(i & 0x7f) + 1, size);
-            MPI_Send(sbuf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &st);
-            if (check) bad += verify(rbuf, size, i, 0, 1, &st, 1, "latency pong");
+            if (check) fill(sbuf, span, i, 0, 0);
+            else if (touch) memset(sbuf, (int)(i & 0x7f) + 1, span);
+            MPI_Send(sbuf, count, t, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, t, 1, 1, MPI_COMM_WORLD, &st);
+            if (check && vec) bad += verify_vec(rbuf, span, i, 1, &st, size, "latency pong");
+            else if (check) bad += verify(rbuf, size, i, 0, 1, &st, 1, "latency pong");
         }
         t1 = MPI_Wtime();
         *out = (t1 - t0) * 1e6 / (2.0 * iters);
     } else if (rank == 1) {
         for (long i = 0; i < iters + skip; i++) {
-            MPI_Recv(rbuf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &st);
+            MPI_Recv(rbuf, count, t, 0, 1, MPI_COMM_WORLD, &st);
             if (check) {
-                bad += verify(rbuf, size, i, 0, 0, &st, 1, "latency ping");
-                fill(sbuf, size, i, 0, 1);
+                if (vec) bad += verify_vec(rbuf, span, i, 0, &st, size, "latency ping");
+                else bad += verify(rbuf, size, i, 0, 0, &st, 1, "latency ping");
+                fill(sbuf, span, i, 0, 1);
             } else if (touch) {
-                memset(sbuf, (int)(i & 0x7f) + 1, size);
+                memset(sbuf, (int)(i & 0x7f) + 1, span);
             }
-            MPI_Send(sbuf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            MPI_Send(sbuf, count, t, 0, 1, MPI_COMM_WORLD);
         }
     }
+    if (vec) MPI_Type_free(&t);
     return bad;
 }
 
@@ -314,6 +354,7 @@ int main(int argc, char **argv) {
         if (!strcmp(o, "-c")) { check = 1; continue; }
         if (!strcmp(o, "-O")) { odd = 1; continue; }
         if (!strcmp(o, "-t")) { touch = 1; continue; }
+        if (!strcmp(o, "-v")) { vec = 1; continue; }
         if (!v) { usage(); die("option needs a value"); }
         a++;
         if (!strcmp(o, "-m")) {
@@ -359,10 +400,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] > (size_t)1 << 30) die("message size above 1 GiB");
     if (m != LATENCY && sizes[0] == 0) die("bandwidth modes need sizes >= 1");
+    if (vec && m != LATENCY) die("-v is a latency option");
+    for (int i = 0; vec && i < nsizes; i++)
+        if (sizes[i] == 0 || sizes[i] % 8) die("-v wants sizes that are multiples of 8");
 
     size_t bufsize = ACK_SIZE;
     for (int i = 0; i < nsizes; i++) {
-        size_t need = sizes[i];
+        size_t need = vec ? 2 * sizes[i] : sizes[i];
         if (check && m != LATENCY && sizes[i] * (size_t)window <= SLOT_LIMIT) need = sizes[i] * window;
         if (need > bufsize) bufsize = need;
     }

@@ -482,6 +482,20 @@ pub const BENCHES: &[Bench] = &[
         metrics: &[LAT_US],
     },
     Bench {
+        name: "lat_vector",
+        what: "latency of a strided message, a matrix column as halo exchanges send it: MPI_Type_vector(size/8, 1, 2, MPI_DOUBLE), every other 8 bytes of a buffer twice the size (each MPI packs and unpacks it its own way; heapmpi copies by the two layouts)",
+        program: "osu_p2p",
+        mode_args: &["latency", "-v"],
+        min_size: 8,
+        style: Style::Osu,
+        sizes: Sizes::Fixed(&[
+            64, 1000, 4096, 9000, 16384, 65536, 100_000, 262_144, 1_048_576,
+        ]),
+        ranks: 0,
+        iters: Iters::Osu,
+        metrics: &[LAT_US],
+    },
+    Bench {
         name: "bw_sweep",
         what: "small-message bandwidth and message rate, window of 64 (osu_mbw_mr, one pair), sizes as lat_sweep",
         program: "osu_p2p",

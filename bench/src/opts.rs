@@ -13,10 +13,12 @@ and reports the median of the repetitions with the spread.
   --bench LIST      benchmarks, comma-separated (default: all):
                     latency, bw, bibw, mbw_mr, lat_sweep, bw_sweep,
                     lat_fresh (latency, the buffers rewritten each time),
+                    lat_vector (latency of a strided datatype),
                     random_update, random_update4, random_update8,
                     coll, coll4, nbc (nonblocking collectives), rma,
                     rma_create, malloc; groups: p2p (the first four),
-                    sweep (lat_sweep, bw_sweep, lat_fresh), random,
+                    sweep (lat_sweep, bw_sweep, lat_fresh, lat_vector),
+                    random,
                     collectives (coll, coll4), onesided (rma,
                     rma_create), all
   --mpi LIST        openmpi, mpich (Debian's; default: those installed), and
@@ -174,7 +176,7 @@ impl Opts {
                         let names: Vec<&str> = match n {
                             "all" => benches::BENCHES.iter().map(|b| b.name).collect(),
                             "p2p" => vec!["latency", "bw", "bibw", "mbw_mr"],
-                            "sweep" => vec!["lat_sweep", "bw_sweep", "lat_fresh"],
+                            "sweep" => vec!["lat_sweep", "bw_sweep", "lat_fresh", "lat_vector"],
                             "random" => vec!["random_update", "random_update4", "random_update8"],
                             "collectives" | "colls" => vec!["coll", "coll4"],
                             "onesided" | "one-sided" => vec!["rma", "rma_create"],

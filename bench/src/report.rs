@@ -948,6 +948,9 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
         ("lat_fresh", 0, 4096, "latency 4 KiB, fresh [us]"),
         ("lat_fresh", 0, 65536, "latency 64 KiB, fresh [us]"),
         ("lat_fresh", 0, 1 << 20, "latency 1 MiB, fresh [us]"),
+        ("lat_vector", 0, 4096, "latency 4 KiB, vector [us]"),
+        ("lat_vector", 0, 65536, "latency 64 KiB, vector [us]"),
+        ("lat_vector", 0, 1 << 20, "latency 1 MiB, vector [us]"),
         ("bw", 0, 1 << 20, "bandwidth 1 MiB [GB/s]"),
         ("bw", 0, 4 << 20, "bandwidth 4 MiB [GB/s]"),
         ("bibw", 0, 1 << 20, "bi-bandwidth 1 MiB [GB/s]"),
@@ -1023,6 +1026,7 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
     let _ = writeln!(out, "{}", h1.trim_end());
     let _ = writeln!(out, "{}", h2.trim_end());
     let fresh = rows.iter().any(|r| r.contains(", fresh"));
+    let vector = rows.iter().any(|r| r.contains(", vector"));
     for r in rows {
         let _ = writeln!(out, "{r}");
     }
@@ -1032,6 +1036,13 @@ fn headline(out: &mut String, res: &Results, opts: &Opts) {
             "  (fresh = lat_fresh: each rank rewrites its send buffer before every send, as an\n   \
              application packs new data; OMB's buffers stay in the caches, which flatters a receiver\n   \
              that reads the sender's buffer in place: heapmpi's single copy, Open MPI's CMA)"
+        );
+    }
+    if vector {
+        let _ = writeln!(
+            out,
+            "  (vector = lat_vector: the message is every other double of a buffer twice its size,\n   \
+             MPI_Type_vector(size/8, 1, 2, MPI_DOUBLE) on both sides)"
         );
     }
 }
