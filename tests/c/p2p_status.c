@@ -26,7 +26,12 @@
  *  D. counts: a 0-byte message, a derived type (count, elements), a
  *     partial derived type (count MPI_UNDEFINED, elements the basic ones),
  *     MPI_PROC_NULL, a cancelled receive, a truncated receive returned under
- *     MPI_ERRORS_RETURN.
+ *     MPI_ERRORS_RETURN;
+ *  E. a matched send's status that the program never initialised (filled
+ *     with 0xff bytes): MPI_Test_cancelled after Wait, Test, Waitall,
+ *     Waitany, Testany, Waitsome and Testsome, after an MPI_Cancel that
+ *     came too late (the receive was done), 4 B and 400 KB. MPICH writes
+ *     only the cancelled bit there (the MPICH suite's pt2pt/scancel2).
  *
  * Output (stdout, rank 0, rank order): one line per status, then
  * "rank N: status ok".
@@ -362,6 +367,52 @@ static void counts(int p, const char *who)
 #undef NAME
 }
 
+/* Section E with the pair p. */
+static void late_cancel(int p)
+{
+    static int v[100000], w[100000];
+    const char *calls[] = {"Wait", "Test", "Waitall", "Waitany", "Testany", "Waitsome",
+                           "Testsome"};
+    for (int big = 0; big < 2; big++) {
+        int n = big ? 100000 : 1;
+        for (int c = 0; c < 7; c++) {
+            MPI_Request q = isend_ints(v, n, p, 40 + c);
+            MPI_OK(MPI_Recv(w, n, MPI_INT, p, 40 + c, g_c, MPI_STATUS_IGNORE));
+            /* the peer has received our message too */
+            MPI_OK(MPI_Sendrecv(NULL, 0, MPI_INT, p, 50, NULL, 0, MPI_INT, p, 50, g_c,
+                                MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Cancel(&q));
+            MPI_Status s;
+            memset(&s, 0xff, sizeof s);
+            int flag = 0, idx = -1, outcount = 0;
+            switch (c) {
+            case 0: MPI_OK(MPI_Wait(&q, &s)); break;
+            case 1:
+                do
+                    MPI_OK(MPI_Test(&q, &flag, &s));
+                while (!flag);
+                break;
+            case 2: MPI_OK(MPI_Waitall(1, &q, &s)); break;
+            case 3: MPI_OK(MPI_Waitany(1, &q, &idx, &s)); break;
+            case 4:
+                do
+                    MPI_OK(MPI_Testany(1, &q, &idx, &flag, &s));
+                while (!flag);
+                break;
+            case 5: MPI_OK(MPI_Waitsome(1, &q, &outcount, &idx, &s)); break;
+            default:
+                do
+                    MPI_OK(MPI_Testsome(1, &q, &outcount, &idx, &s));
+                while (outcount == 0);
+            }
+            int cancelled = -7;
+            MPI_OK(MPI_Test_cancelled(&s, &cancelled));
+            out("E %s of a matched %d B send cancelled too late: cancelled=%d", calls[c],
+                4 * n, cancelled);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     p2p_init(&argc, &argv, &g_me, &g_size);
@@ -384,6 +435,9 @@ int main(int argc, char **argv)
     counts(g_me, "self");
     if (has_pair)
         counts(pair, "pair");
+    section("E late cancel");
+    if (has_pair)
+        late_cancel(pair);
 
     MPI_OK(MPI_Comm_free(&g_c));
     return p2p_finish("status", g_me, g_size);
