@@ -16,7 +16,8 @@
  *                0, 1, 2, 4, ...). Default 0:4194304 (latency), 1:4194304.
  *   -s LIST      explicit comma-separated sizes instead of -m
  *   -O           add the neighbours 2^k-1 and 2^k+1 of every size >= 4
- *                (catches off-by-one bugs in validation runs)
+ *                (catches off-by-one bugs in validation runs); with -v,
+ *                2^k-8 and 2^k+8 of every size >= 32 (one element)
  *   -f FACTOR    multiply the iteration and warm-up counts by FACTOR
  *                (default 1; each count stays >= 1)
  *   -i N, -x N   iterations / warm-up iterations for every size (override)
@@ -388,11 +389,13 @@ int main(int argc, char **argv) {
         for (size_t s = smin; s <= smax && nsizes < MAX_SIZES; s *= 2) sizes[nsizes++] = s;
     }
     if (odd) {
+        /* -v: the neighbours by one element (8 bytes), not one byte */
+        size_t step = vec ? 8 : 1;
         int n0 = nsizes;
         for (int i = 0; i < n0 && nsizes + 2 <= MAX_SIZES; i++)
-            if (sizes[i] >= 4) {
-                sizes[nsizes++] = sizes[i] - 1;
-                sizes[nsizes++] = sizes[i] + 1;
+            if (sizes[i] >= 4 * step) {
+                sizes[nsizes++] = sizes[i] - step;
+                sizes[nsizes++] = sizes[i] + step;
             }
         qsort(sizes, nsizes, sizeof *sizes, cmp_size);
     }
