@@ -26,7 +26,7 @@ use core::ffi::c_int;
 
 use mpi_sys as ffi;
 
-use super::run::{kind, Kind};
+use super::run::{dense_named, kind, Kind};
 use super::{contents, envelope, extents, free_if_derived};
 
 /// Most loop dimensions a plan has (after merging); deeper layouts are
@@ -152,21 +152,8 @@ fn element(dt: ffi::MPI_Datatype, depth: u32) -> Option<Plan> {
     let env = envelope(dt)?;
     let k = kind(env.comb);
     if k == Kind::Named {
-        let mut size: ffi::MPI_Count = 0;
-        // SAFETY: a valid datatype, an out-pointer.
-        if unsafe { ffi::PMPI_Type_size_x(dt, &mut size) } != 0 {
-            return None;
-        }
-        let (lb, ext, tlb, text) = extents(dt);
         // Only predefined types without holes (not MPI_SHORT_INT's kind).
-        // The casts are needed where MPI_Aint or MPI_Count is not `i64`.
-        #[allow(clippy::unnecessary_cast)]
-        let dense = lb == 0 && tlb == 0 && ext as i64 == size as i64 && text == ext;
-        return if dense {
-            Plan::dense(size as usize)
-        } else {
-            None
-        };
+        return Plan::dense(dense_named(dt)? as usize);
     }
     // A struct of several blocks is not followed: known from the envelope
     // (one datatype per block), before reading its contents.

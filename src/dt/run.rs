@@ -136,22 +136,28 @@ pub(super) fn single_run(dt: ffi::MPI_Datatype) -> Option<(i64, i64)> {
     run(dt, DEPTH)
 }
 
+/// The size of a predefined datatype without holes (not MPI_DOUBLE_INT's
+/// kind): one run of bytes from its address. `None` for one with holes.
+pub(super) fn dense_named(dt: ffi::MPI_Datatype) -> Option<i64> {
+    let mut size: ffi::MPI_Count = 0;
+    // SAFETY: a valid datatype, an out-pointer.
+    if unsafe { ffi::PMPI_Type_size_x(dt, &mut size) } != 0 {
+        return None;
+    }
+    let (lb, ext, tlb, text) = extents(dt);
+    // The casts are needed where MPI_Aint or MPI_Count is not `i64`.
+    #[allow(clippy::unnecessary_cast)]
+    let dense = lb == 0 && tlb == 0 && ext as i64 == size as i64 && text == ext;
+    #[allow(clippy::unnecessary_cast)]
+    dense.then_some(size as i64)
+}
+
 fn run(dt: ffi::MPI_Datatype, depth: u32) -> Option<(i64, i64)> {
     let env = envelope(dt)?;
     let comb = env.comb;
     let is = |c: &AtomicI32| comb == c.load(Ordering::Relaxed);
     if comb == NAMED.load(Ordering::Relaxed) {
-        let mut size: ffi::MPI_Count = 0;
-        // SAFETY: a valid datatype, an out-pointer.
-        if unsafe { ffi::PMPI_Type_size_x(dt, &mut size) } != 0 {
-            return None;
-        }
-        let (lb, ext, tlb, text) = extents(dt);
-        // A predefined type without holes (not MPI_DOUBLE_INT's kind). The
-        // casts are needed where MPI_Aint or MPI_Count is not `i64`.
-        #[allow(clippy::unnecessary_cast)]
-        let dense = lb == 0 && tlb == 0 && ext as i64 == size as i64 && text == ext;
-        return dense.then_some((0, size as i64));
+        return dense_named(dt).map(|size| (0, size));
     }
     if depth == 0 {
         return None;
