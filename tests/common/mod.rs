@@ -894,7 +894,31 @@ pub fn spawn_mpi(case: &Case) -> Result<(Job, PathBuf), String> {
 /// Runs the case to completion (or timeout). Err: build or spawn failure.
 pub fn run_mpi(case: &Case) -> Result<Output, String> {
     let (job, _) = spawn_mpi(case)?;
-    Ok(job.wait(job_timeout()))
+    let out = job.wait(job_timeout());
+    if case.flavour.is_openmpi() && launcher_lost_exit(&out) {
+        eprintln!(
+            "{}: Open MPI's launcher reported a rank with PID 0 exiting improperly \
+             (open-mpi/ompi#7833); running the job once more",
+            case.name()
+        );
+        let (job, _) = spawn_mpi(case)?;
+        return Ok(job.wait(job_timeout()));
+    }
+    Ok(out)
+}
+
+/// Open MPI 4's runtime sometimes reports a rank that finished normally as
+/// "exiting improperly", naming it "with PID 0": its exit raced the
+/// launcher's record of its pid (open-mpi/ompi#7833: about once in a
+/// thousand launches of a one-process hello world; a fresh-clone CI run
+/// met it once, `rma_regress` at 1 rank, its output complete and right).
+/// Only that message: a rank that crashes or exits without finalizing is
+/// reported with its real pid.
+fn launcher_lost_exit(o: &Output) -> bool {
+    !o.status.success()
+        && !o.timed_out
+        && o.stderr.contains("with PID 0 on")
+        && o.stderr.contains("exiting improperly")
 }
 
 /// Runs the case with each rank started through `sh -c SCRIPT sh PROG
