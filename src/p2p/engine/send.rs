@@ -41,7 +41,9 @@ impl Engine {
                 Err(()) => return Err(()),
             }
         }
-        let direct = s.dt.contig && s.mode != Mode::Buffered && heap::in_region(s.buf, bytes);
+        // Only for a rendezvous: inline messages never read it (off their hot path).
+        let direct =
+            !inline && s.dt.contig && s.mode != Mode::Buffered && heap::in_region(s.buf, bytes);
         // A derived datatype laid out as a plan over a buffer in the shared
         // heap: the receiver copies straight from it (see `dt::plan`). From
         // the smallest message not sent inline: decoding the datatype (a
