@@ -48,7 +48,7 @@ and reports the median of the repetitions with the spread.
   --no-app          skip every application
   --apps-only       only the applications (no micro-benchmarks, no limits)
   --app-reps N      runs of each application, stock and heapmpi alike,
-                    alternating; the tables show the median (default 5;
+                    alternating; the tables show the median (default 7;
                     --quick: 1)
   --app-ranks N     ranks of every application (default 2, bound to cores:
                     the physics must be identical; more ranks than cores run
@@ -348,7 +348,7 @@ impl Opts {
             }
         }
         if o.app_reps == 0 {
-            o.app_reps = if o.quick { 1 } else { 5 };
+            o.app_reps = if o.quick { 1 } else { 7 };
         }
         Ok(o)
     }
@@ -433,7 +433,7 @@ mod tests {
         assert_eq!(*c.sizes_for(coll).last().unwrap(), 65536);
         assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
         assert_eq!(o.apps.len(), crate::app::APPS.len());
-        assert_eq!((o.app_reps, o.app_ranks), (5, 2));
+        assert_eq!((o.app_reps, o.app_ranks), (7, 2));
         assert_eq!(q.apps, ["lammps"]);
         assert_eq!(q.app_reps, 1);
         let a = Opts::parse(&["--apps=pw.x,gmx,qe".into(), "--apps-only".into()]).unwrap();

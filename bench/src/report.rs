@@ -589,9 +589,13 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
         let Some(m) = metric(key) else { continue };
         lines.push(large_target(res, opts, b, &m, 2.0));
     }
-    // overlap no worse than stock: heapmpi's median >= its stock's, every
-    // collective, every size, every MPI (difference in points)
-    let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
+    // overlap no worse than stock: at no collective, size and MPI is every
+    // heapmpi run below every run of its stock (difference of the medians
+    // in points). With 5 runs each, two series of one distribution fall
+    // apart like that once in 252 (the extreme of the rank-sum test);
+    // the medians alone differ in sign half the time at the small sizes,
+    // whose overlap has run-to-run spreads of several hundred percent.
+    let (mut n, mut bad, mut clear, mut worst) = (0, 0, 0, None::<(String, f64)>);
     let (mut nb, mut badb) = (0, 0);
     for m in b.metrics.iter().filter(|m| m.kind == Kind::Percent) {
         for mpi in &opts.mpis {
@@ -602,6 +606,9 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
                     n += 1;
                     if d < 0.0 {
                         bad += 1;
+                    }
+                    if apart(&h, a) {
+                        clear += 1;
                     }
                     if worst.as_ref().is_none_or(|w| d < w.1) {
                         let size = if s == 0 {
@@ -623,7 +630,7 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
     }
     // The time left exposed (overall - computation): what the overlap
     // percentage is computed from, before it is divided by the pure time.
-    let (mut ne, mut bade, mut worste) = (0, 0, None::<(String, f64)>);
+    let (mut ne, mut bade, mut cleare, mut worste) = (0, 0, 0, None::<(String, f64)>);
     for m in b.metrics.iter().filter(|m| m.key.ends_with("_exp")) {
         for mpi in &opts.mpis {
             let st = series(res, b, m, mpi, Variant::Stock);
@@ -633,6 +640,9 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
                 let d = h.median - a.median;
                 if d > 0.0 {
                     bade += 1;
+                }
+                if apart(a, &h) {
+                    cleare += 1;
                 }
                 if worste.as_ref().is_none_or(|w| d > w.1) {
                     let size = if s == 0 {
@@ -648,9 +658,10 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
     if n > 0 {
         lines.push((
             "overlap no worse than stock (every collective and size)".into(),
-            Some(bad == 0),
+            Some(clear == 0),
             format!(
-                "{bad} of {n} points below stock{}; below the better stock: {badb} of {nb}",
+                "{clear} of {n} points below stock beyond the spread of the runs; medians below \
+                 stock at {bad}{}, below the better stock at {badb} of {nb}",
                 worst.map_or(String::new(), |(w, d)| format!(
                     " (worst {d:+.1} points: {w})"
                 ))
@@ -660,9 +671,10 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
     if ne > 0 {
         lines.push((
             "time not overlapped no longer than stock (every collective and size)".into(),
-            Some(bade == 0),
+            Some(cleare == 0),
             format!(
-                "{bade} of {ne} points longer than stock{}",
+                "{cleare} of {ne} points longer than stock beyond the spread of the runs; \
+                 medians longer at {bade}{}",
                 worste.map_or(String::new(), |(w, d)| format!(" (worst {d:+.3} us: {w})"))
             ),
         ));
@@ -673,10 +685,22 @@ fn nbc_targets(out: &mut String, res: &Results, opts: &Opts) {
         "  (2 ranks; time ratios are heapmpi / stock medians, < 1 = heapmpi faster; overlap is OMB's,\n   \
          in %, compared with the same MPI's stock; the time not overlapped is overall - compute of the\n   \
          same runs (us), the numerator of OMB's formula before it is divided by the pure time, so a\n   \
-         faster pure time shows a lower overlap for the same exposed time; a point within the spread\n   \
-         of its table is noise; heapmpi copies payloads up to 1 KiB into its cells and reads larger\n   \
+         faster pure time shows a lower overlap for the same exposed time; a point counts against\n   \
+         heapmpi when every one of its runs is worse than every stock run (with fewer than 3 runs a\n   \
+         side, when its median is); heapmpi copies payloads up to 1 KiB into its cells and reads larger\n   \
          ones in place; timings never set the exit status)"
     );
+}
+
+/// Whether series `lo` lies wholly below series `hi`: every run of `lo`
+/// below every run of `hi`. With fewer than 3 runs a side there is no
+/// spread to speak of: the medians decide.
+fn apart(lo: &Summary, hi: &Summary) -> bool {
+    if lo.n < 3 || hi.n < 3 {
+        lo.median < hi.median
+    } else {
+        lo.max < hi.min
+    }
 }
 
 /// The collective targets of issue 12, judged on the medians of this run
@@ -1697,6 +1721,18 @@ mod tests {
         }
         res.ranks.insert("nbc", 2);
         (opts, res)
+    }
+
+    #[test]
+    fn apart_needs_every_run() {
+        let s = |v: &[f64]| Summary::of(v).unwrap();
+        assert!(apart(&s(&[1.0, 2.0, 3.0]), &s(&[3.5, 4.0, 5.0])));
+        // one run of each inside the other's range: noise
+        assert!(!apart(&s(&[1.0, 2.0, 4.0]), &s(&[3.5, 4.0, 5.0])));
+        assert!(!apart(&s(&[3.5, 4.0, 5.0]), &s(&[1.0, 2.0, 3.0])));
+        // two runs a side: the medians
+        assert!(apart(&s(&[1.0, 2.0]), &s(&[1.5, 4.0])));
+        assert!(!apart(&s(&[1.5, 4.0]), &s(&[1.0, 2.0])));
     }
 
     #[test]

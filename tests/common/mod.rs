@@ -702,7 +702,12 @@ fn reader<R: Read + Send + 'static>(mut r: R, buf: Arc<Mutex<Vec<u8>>>) -> JoinH
 
 impl Job {
     pub fn spawn(mut cmd: Command) -> Result<Job, String> {
-        let desc = describe_command(&cmd);
+        Job::spawn_again(&mut cmd)
+    }
+
+    /// As [`Job::spawn`], keeping the command for another run.
+    pub fn spawn_again(cmd: &mut Command) -> Result<Job, String> {
+        let desc = describe_command(cmd);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -816,8 +821,18 @@ impl Drop for Job {
 
 /// Runs a command with a hard timeout. Err only if it could not be started
 /// or timed out (with the captured output).
-pub fn run_command(cmd: Command, timeout: Duration) -> Result<Output, String> {
-    let out = Job::spawn(cmd)?.wait(timeout);
+/// A job whose Open MPI launcher lost a finished rank's exit (see
+/// [`launcher_lost_exit`]) runs once more.
+pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
+    let mut out = Job::spawn_again(&mut cmd)?.wait(timeout);
+    if launcher_lost_exit(&out) {
+        eprintln!(
+            "`{}`: Open MPI's launcher reported a rank with PID 0 exiting improperly \
+             (open-mpi/ompi#7833); running it once more",
+            describe_command(&cmd)
+        );
+        out = Job::spawn_again(&mut cmd)?.wait(timeout);
+    }
     if out.timed_out {
         Err(out.report())
     } else {
