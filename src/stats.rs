@@ -111,6 +111,11 @@ pub static P2P_REAL_REMOTE: Counter = Counter::new();
 pub static P2P_REAL_UNKNOWN: Counter = Counter::new();
 /// Wildcard receives served by the real MPI (a message from another node).
 pub static P2P_WILDCARD_REAL: Counter = Counter::new();
+/// Doorbells this rank rang: a send (or a collective step) it waited on
+/// needed a local peer's progress (see `p2p::progress`).
+pub static P2P_RINGS: Counter = Counter::new();
+/// Rounds this rank's progress thread ran, woken by a peer's doorbell.
+pub static P2P_WAKES: Counter = Counter::new();
 
 /// Collectives heapmpi ran over the shared heap.
 pub static COLL_FAST: Counter = Counter::new();
@@ -208,7 +213,7 @@ pub fn write_p2p(
         w,
         " p2p: immediate={}/{}B fastbox={} single={}/{}B synergistic={}/{}B helped={}/{}blocks \
          staged={} stall_staged={} cma={} strided={} real_remote={} real_unknown_comm={} \
-         wildcard_real={} headers_live={} requests_live={}",
+         wildcard_real={} rings={} wakes={} headers_live={} requests_live={}",
         P2P_IMMEDIATE.get(),
         P2P_IMMEDIATE_BYTES.get(),
         P2P_FASTBOX.get(),
@@ -225,6 +230,8 @@ pub fn write_p2p(
         P2P_REAL_REMOTE.get(),
         P2P_REAL_UNKNOWN.get(),
         P2P_WILDCARD_REAL.get(),
+        P2P_RINGS.get(),
+        P2P_WAKES.get(),
         headers_live,
         requests_live,
     )

@@ -97,6 +97,9 @@ fn conformance(test: &str, program: &str, verdict: &str) {
                     if cfg.stats {
                         check_status_lines(o, n, HeapState::Active)?;
                         check_nothing_left(o)?;
+                        if program == "p2p_progress" {
+                            check_progress_thread_ran(o)?;
+                        }
                     }
                     Ok(())
                 });
@@ -104,6 +107,23 @@ fn conformance(test: &str, program: &str, verdict: &str) {
         }
     }
     fl.finish(test);
+}
+
+/// In `p2p_progress` the receivers sit in real calls (file I/O, window
+/// fences, communicator creation) that wait for their senders, whose
+/// synchronous sends wait for the receivers: only the receivers' progress
+/// threads can match those, woken by the senders' doorbells. So the
+/// counters must show both (`rings=`, `wakes=`).
+fn check_progress_thread_ran(o: &Output) -> Result<(), String> {
+    let rings: u64 = stats_numbers(&o.stderr, "rings")?.iter().sum();
+    let wakes: u64 = stats_numbers(&o.stderr, "wakes")?.iter().sum();
+    if rings == 0 || wakes == 0 {
+        return Err(format!(
+            "rings={rings} wakes={wakes} over the ranks: no progress thread served a receiver \
+             sitting in the real MPI"
+        ));
+    }
+    Ok(())
 }
 
 #[test]

@@ -48,6 +48,12 @@ static THREAD: Mutex<Option<(JoinHandle<()>, &'static Mailbox)>> = Mutex::new(No
 
 /// Rings `mb`'s doorbell: wakes its owner's progress thread.
 pub fn ring(mb: &Mailbox) {
+    crate::stats::P2P_RINGS.add(1);
+    ring_quietly(mb);
+}
+
+/// [`ring`], not counted (stopping our own thread).
+fn ring_quietly(mb: &Mailbox) {
     // Release: a thread that sees the new value also sees what the ringer
     // wrote before (`stop` relies on it for STOP; senders publish through
     // the queues anyway).
@@ -92,7 +98,7 @@ pub fn stop() {
     };
     // Relaxed: published by the Release ring below (see `run`).
     STOP.store(true, Ordering::Relaxed);
-    ring(mb);
+    ring_quietly(mb);
     let _ = h.join();
 }
 
@@ -127,6 +133,7 @@ fn run(mb: &'static Mailbox) {
 /// calling thread that is inside makes progress itself; one that is about
 /// to leave for the real MPI is covered by the sender's next ring.
 fn serve() {
+    crate::stats::P2P_WAKES.add(1);
     for _ in 0..4 {
         if let Some(mut e) = engine::access_for_progress_thread() {
             e.progress();
