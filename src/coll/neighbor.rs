@@ -80,7 +80,7 @@ impl Call {
         } else {
             Exchange::Alltoallv
         };
-        topo::stock_pairing(crate::version::library_version(), nb.kind, call)
+        topo::stock_pairing(crate::version::library(), nb.kind, call)
     }
 
     /// [`Call::pairing`] for the nonblocking form of the call.
@@ -93,7 +93,7 @@ impl Call {
         } else {
             Exchange::Alltoallv
         };
-        topo::stock_pairing_nonblocking(crate::version::library_version(), nb.kind, call)
+        topo::stock_pairing_nonblocking(crate::version::library(), nb.kind, call)
     }
 }
 

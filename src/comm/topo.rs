@@ -108,16 +108,17 @@ pub enum Exchange {
     Alltoallv,
 }
 
-/// The pairing of ambiguous neighbourhoods in the MPI whose
-/// `MPI_Get_library_version` is `lib`, where known (see the module
+/// The pairing of ambiguous neighbourhoods in the MPI `lib` (its
+/// `MPI_Get_library_version`, parsed: `crate::version::library()`, once
+/// per process, not per call), where known (see the module
 /// documentation); `None` sends ambiguous neighbourhoods to the real MPI.
-pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
+pub fn stock_pairing(lib: Library, kind: Kind, call: Exchange) -> Option<Pairing> {
     let mpi41 = if kind == Kind::Cart {
         Pairing::Direction
     } else {
         Pairing::InOrder
     };
-    match crate::version::parse(lib) {
+    match lib {
         Library::OpenMpi((major, minor, _)) => {
             ((major, minor) >= (4, 1) && major <= 5).then_some(mpi41)
         }
@@ -141,8 +142,8 @@ pub fn stock_pairing(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
 /// and `w` alike; its blocking forms are left to it: they leave blocks of
 /// `Neighbor_alltoallv` unwritten on a ring of 2, see `tests/mpis.rs`).
 /// Elsewhere an ambiguous neighbourhood goes to the real MPI.
-pub fn stock_pairing_nonblocking(lib: &str, kind: Kind, call: Exchange) -> Option<Pairing> {
-    match crate::version::parse(lib) {
+pub fn stock_pairing_nonblocking(lib: Library, kind: Kind, call: Exchange) -> Option<Pairing> {
+    match lib {
         Library::OpenMpi((major, minor, _)) => {
             ((major, minor) >= (4, 1) && major <= 5).then_some(Pairing::InOrder)
         }
@@ -505,80 +506,104 @@ mod tests {
         use Exchange::*;
         let ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4";
         assert_eq!(
-            stock_pairing(ompi, Kind::Cart, Alltoall),
+            stock_pairing(crate::version::parse(ompi), Kind::Cart, Alltoall),
             Some(Pairing::Direction)
         );
         assert_eq!(
-            stock_pairing(ompi, Kind::Graph, Alltoallv),
+            stock_pairing(crate::version::parse(ompi), Kind::Graph, Alltoallv),
             Some(Pairing::InOrder)
         );
         let ompi5 = "Open MPI v5.0.11, package: Open MPI user@localhost";
         assert_eq!(
-            stock_pairing(ompi5, Kind::Cart, Alltoallv),
+            stock_pairing(crate::version::parse(ompi5), Kind::Cart, Alltoallv),
             Some(Pairing::Direction)
         );
         assert_eq!(
-            stock_pairing("Open MPI v4.0.7, package", Kind::Cart, Alltoall),
+            stock_pairing(
+                crate::version::parse("Open MPI v4.0.7, package"),
+                Kind::Cart,
+                Alltoall
+            ),
             None
         );
         let mpich40 = "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 2022";
         assert_eq!(
-            stock_pairing(mpich40, Kind::Cart, Alltoall),
+            stock_pairing(crate::version::parse(mpich40), Kind::Cart, Alltoall),
             Some(Pairing::Reverse)
         );
         assert_eq!(
-            stock_pairing(mpich40, Kind::Cart, Alltoallv),
+            stock_pairing(crate::version::parse(mpich40), Kind::Cart, Alltoallv),
             Some(Pairing::InOrder)
         );
         assert_eq!(
-            stock_pairing(mpich40, Kind::DistGraph, Alltoall),
+            stock_pairing(crate::version::parse(mpich40), Kind::DistGraph, Alltoall),
             Some(Pairing::Reverse)
         );
         // The nonblocking forms: Open MPI 4.1 and 5.0 and Intel MPI 2021 in
         // order everywhere, MPICH as blocking.
         assert_eq!(
-            stock_pairing_nonblocking(ompi, Kind::Cart, Alltoall),
+            stock_pairing_nonblocking(crate::version::parse(ompi), Kind::Cart, Alltoall),
             Some(Pairing::InOrder)
         );
         assert_eq!(
-            stock_pairing_nonblocking(mpich40, Kind::Cart, Alltoall),
+            stock_pairing_nonblocking(crate::version::parse(mpich40), Kind::Cart, Alltoall),
             Some(Pairing::Reverse)
         );
         assert_eq!(
-            stock_pairing_nonblocking(ompi5, Kind::Cart, Alltoall),
+            stock_pairing_nonblocking(crate::version::parse(ompi5), Kind::Cart, Alltoall),
             Some(Pairing::InOrder)
         );
         let mpich5 = "MPICH Version:      5.0.2\nMPICH Release date: Fri Sep 25";
         assert_eq!(
-            stock_pairing_nonblocking(mpich5, Kind::Cart, Alltoallv),
+            stock_pairing_nonblocking(crate::version::parse(mpich5), Kind::Cart, Alltoallv),
             Some(Pairing::Direction)
         );
         assert_eq!(
-            stock_pairing_nonblocking("Intel(R) MPI Library 2021.18", Kind::Cart, Alltoall),
+            stock_pairing_nonblocking(
+                crate::version::parse("Intel(R) MPI Library 2021.18"),
+                Kind::Cart,
+                Alltoall
+            ),
             Some(Pairing::InOrder)
         );
         assert_eq!(
-            stock_pairing("Intel(R) MPI Library 2021.18", Kind::Cart, Alltoall),
+            stock_pairing(
+                crate::version::parse("Intel(R) MPI Library 2021.18"),
+                Kind::Cart,
+                Alltoall
+            ),
             None
         );
         assert_eq!(
-            stock_pairing(mpich5, Kind::Cart, Alltoall),
+            stock_pairing(crate::version::parse(mpich5), Kind::Cart, Alltoall),
             Some(Pairing::Direction)
         );
         assert_eq!(
-            stock_pairing(mpich5, Kind::Graph, Alltoall),
+            stock_pairing(crate::version::parse(mpich5), Kind::Graph, Alltoall),
             Some(Pairing::InOrder)
         );
         assert_eq!(
-            stock_pairing("MPICH Version: 4.2.3\n", Kind::Cart, Alltoall),
+            stock_pairing(
+                crate::version::parse("MPICH Version: 4.2.3\n"),
+                Kind::Cart,
+                Alltoall
+            ),
             None
         );
         assert_eq!(
-            stock_pairing("MPICH Version: 5.0.1\n", Kind::Cart, Alltoall),
+            stock_pairing(
+                crate::version::parse("MPICH Version: 5.0.1\n"),
+                Kind::Cart,
+                Alltoall
+            ),
             None
         );
         assert_eq!(
-            stock_pairing("Intel(R) MPI Library 2021.13", Kind::Cart, Alltoall),
+            stock_pairing(
+                crate::version::parse("Intel(R) MPI Library 2021.13"),
+                Kind::Cart,
+                Alltoall
+            ),
             None
         );
     }

@@ -19,10 +19,12 @@ use mpi_sys as ffi;
 
 use crate::raw::RawHandle;
 
+pub mod bytes;
 mod pack;
 pub mod plan;
 mod run;
 
+pub use bytes::copy_small;
 pub use pack::{pack, unpack_prefix};
 
 /// What a send or receive needs to know about its datatype.
@@ -405,8 +407,9 @@ impl Buf {
         }
         if self.d.contig {
             // SAFETY: per the contract; distinct buffers (one is the
-            // caller's, the other a cell or a peer's buffer).
-            unsafe { core::ptr::copy_nonoverlapping(self.ptr, dst, n) };
+            // caller's, the other a cell or a peer's buffer). Collective
+            // blocks of a few bytes (a halo's) are copied in registers.
+            unsafe { copy_small(self.ptr, dst, n) };
         } else if let Some(c) = check_comm() {
             // SAFETY: per the contract.
             unsafe { pack(self.ptr, self.count as c_int, self.dt, dst, n, c) };
@@ -423,8 +426,8 @@ impl Buf {
             return;
         }
         if self.d.contig {
-            // SAFETY: per the contract.
-            unsafe { core::ptr::copy_nonoverlapping(src, self.ptr, n) };
+            // SAFETY: per the contract (as in `pack_to`).
+            unsafe { copy_small(src, self.ptr, n) };
         } else if let Some(c) = check_comm() {
             // SAFETY: per the contract.
             unsafe { unpack_prefix(src, n, self.ptr, self.count as c_int, self.dt, &self.d, c) };

@@ -177,7 +177,7 @@ pub(super) unsafe fn store(tb: &Buf, loc: &Loc, src: *const u8, n: usize) {
     if loc.direct && tb.d.contig {
         // SAFETY: per the contract; `copy` since a put from a window into
         // itself may overlap.
-        unsafe { copy_small(src, tb.ptr, n) };
+        unsafe { crate::dt::copy_small(src, tb.ptr, n) };
     } else {
         // SAFETY: per the contract.
         unsafe { store_other(tb, loc, src, n) };
@@ -233,7 +233,7 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     if tb.d.contig {
         if loc.direct {
             // SAFETY: per the contract.
-            unsafe { copy_small(tb.ptr, dst, n) };
+            unsafe { crate::dt::copy_small(tb.ptr, dst, n) };
         } else {
             // SAFETY: per the contract.
             unsafe { cma_read(loc.pid, tb.ptr as usize, dst, n) };
@@ -261,48 +261,6 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
     }
     // SAFETY: `n ≤ packed.len()`.
     unsafe { core::ptr::copy_nonoverlapping(packed.as_ptr(), dst, n) };
-}
-
-/// `ptr::copy`, with sizes up to 128 bytes done in registers rather than
-/// through a call to `memmove`: put and get of a few elements are the
-/// latency-bound case, and the call with its size dispatch was a quarter
-/// of a 64-byte put. Every load is made before the first store (two
-/// overlapping pieces cover any length), so overlap is harmless.
-///
-/// # Safety
-/// As `ptr::copy`.
-#[inline]
-unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
-    /// The first and the last `T`-sized piece of `n` bytes (`n` between
-    /// one and two pieces), both read before either is written.
-    ///
-    /// # Safety
-    /// As `copy_small`, with `size_of::<T>() <= n <= 2 * size_of::<T>()`.
-    #[inline(always)]
-    unsafe fn ends<T: Copy>(src: *const u8, dst: *mut u8, n: usize) {
-        let k = n - core::mem::size_of::<T>();
-        // SAFETY: both pieces lie inside the `n` bytes (the contract).
-        unsafe {
-            let a = (src as *const T).read_unaligned();
-            let b = (src.add(k) as *const T).read_unaligned();
-            (dst as *mut T).write_unaligned(a);
-            (dst.add(k) as *mut T).write_unaligned(b);
-        }
-    }
-    // SAFETY (all): per the contract and the size bounds of each arm.
-    unsafe {
-        match n {
-            0 => {}
-            1 => dst.write(src.read()),
-            2..=3 => ends::<u16>(src, dst, n),
-            4..=7 => ends::<u32>(src, dst, n),
-            8..=15 => ends::<u64>(src, dst, n),
-            16..=32 => ends::<u128>(src, dst, n),
-            33..=64 => ends::<[u128; 2]>(src, dst, n),
-            65..=128 => ends::<[u128; 4]>(src, dst, n),
-            _ => core::ptr::copy(src, dst, n),
-        }
-    }
 }
 
 /// Cross-memory attach write; a refusal (the kernel allowed it at creation)
@@ -530,27 +488,4 @@ pub unsafe fn rget(
         req,
         || unsafe { ffi::PMPI_Rget(oaddr, ocount, odt, t, disp, tcount, tdt, win, req) },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::copy_small;
-
-    /// Every length up to past the register sizes, disjoint and
-    /// overlapping both ways, gives what `ptr::copy` gives.
-    #[test]
-    fn copy_small_is_ptr_copy() {
-        for n in 0..=200usize {
-            for (from, to) in [(0usize, 300usize), (0, 1), (1, 0), (5, 37), (37, 5), (0, 0)] {
-                let mut want: Vec<u8> = (0..600).map(|i| (i * 7 + 3) as u8).collect();
-                let mut got = want.clone();
-                // SAFETY: both ranges lie inside the 600-byte buffers.
-                unsafe {
-                    core::ptr::copy(want.as_ptr().add(from), want.as_mut_ptr().add(to), n);
-                    copy_small(got.as_ptr().add(from), got.as_mut_ptr().add(to), n);
-                }
-                assert_eq!(got, want, "{n} bytes from {from} to {to}");
-            }
-        }
-    }
 }
