@@ -54,7 +54,7 @@ pub unsafe fn take(next: &AtomicU64, copied: &AtomicU64, job: &Job) -> u64 {
         let len = job.block.min(job.n - off);
         // SAFETY: block `b` lies inside both buffers (the contract) and is
         // ours alone (a unique index).
-        unsafe { core::ptr::copy_nonoverlapping(job.src.add(off), job.dst.add(off), len) };
+        unsafe { crate::dt::copy_disjoint(job.src.add(off), job.dst.add(off), len) };
         // Release: the block's bytes before the count the other side
         // awaits with Acquire.
         copied.fetch_add(1, Ordering::Release);

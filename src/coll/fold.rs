@@ -144,7 +144,7 @@ fn base(span_start: *const u8, l: &Layout) -> *const u8 {
 #[inline]
 unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     // SAFETY: per the contract.
-    unsafe { core::ptr::copy_nonoverlapping(src, dst, len) };
+    unsafe { crate::dt::copy_disjoint(src, dst, len) };
 }
 
 /// Folds members `0..mh` (element bases `ins`) over elements `e0..e1`, in

@@ -380,7 +380,7 @@ pub(super) unsafe fn pack_limited(b: &Buf, dst: *mut u8, room: usize) {
         // SAFETY: per the contract; `tmp` has room.
         unsafe {
             b.pack_to(tmp.as_mut_ptr());
-            core::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, room);
+            crate::dt::copy_disjoint(tmp.as_ptr(), dst, room);
         }
     }
 }

@@ -456,7 +456,7 @@ unsafe fn spanning_reduce(
             rc = unsafe {
                 if here {
                     let mut part = vec![0u8; sp.len];
-                    core::ptr::copy_nonoverlapping(
+                    crate::dt::copy_disjoint(
                         (target as *const u8).wrapping_offset(sp.lo),
                         part.as_mut_ptr(),
                         sp.len,

@@ -293,7 +293,7 @@ pub(super) unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stag
     let table_addr = if tbytes <= node.inline_max {
         // SAFETY: the cell holds `inline_max` bytes (the gate passed).
         unsafe {
-            core::ptr::copy_nonoverlapping(
+            crate::dt::copy_disjoint(
                 table.as_ptr().cast::<u8>(),
                 node.data(node.me, s, tbytes),
                 tbytes,
@@ -304,9 +304,7 @@ pub(super) unsafe fn offer(node: &Node, s: u64, v: &VBuf, fill: bool, force_stag
         match Stage::new(tbytes) {
             Some(st) => {
                 // SAFETY: the stage has room.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(table.as_ptr().cast::<u8>(), st.0, tbytes)
-                };
+                unsafe { crate::dt::copy_disjoint(table.as_ptr().cast::<u8>(), st.0, tbytes) };
                 let p = st.0 as u64;
                 stages.push(st);
                 p

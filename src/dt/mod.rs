@@ -24,7 +24,7 @@ mod pack;
 pub mod plan;
 mod run;
 
-pub use bytes::copy_small;
+pub use bytes::{copy_disjoint, copy_small};
 pub use pack::{pack, unpack_prefix};
 
 /// What a send or receive needs to know about its datatype.

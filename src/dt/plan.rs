@@ -384,7 +384,7 @@ pub unsafe fn copy(src: *const u8, sp: &Plan, dst: *mut u8, dp: &Plan, n: usize)
         }
         let c = s.left().min(d.left()).min(left);
         // SAFETY: `c` bytes within the current block of each side.
-        unsafe { core::ptr::copy_nonoverlapping(s.here() as *const u8, d.here() as *mut u8, c) };
+        unsafe { super::bytes::copy_disjoint(s.here() as *const u8, d.here() as *mut u8, c) };
         s.pass(c);
         d.pass(c);
         left -= c;
@@ -400,7 +400,7 @@ pub unsafe fn copy(src: *const u8, sp: &Plan, dst: *mut u8, dp: &Plan, n: usize)
 unsafe fn strided(s: usize, ss: isize, d: usize, ds: isize, b: usize, k: usize) {
     if ss == b as isize && ds == b as isize {
         // SAFETY: one run on each side.
-        unsafe { core::ptr::copy_nonoverlapping(s as *const u8, d as *mut u8, k * b) };
+        unsafe { super::bytes::copy_disjoint(s as *const u8, d as *mut u8, k * b) };
         return;
     }
     let at =
@@ -421,7 +421,7 @@ unsafe fn strided(s: usize, ss: isize, d: usize, ds: isize, b: usize, k: usize) 
             (at(d, ds, i) as *mut u128).write_unaligned(v)
         }),
         _ => (0..k).for_each(|i| unsafe {
-            core::ptr::copy_nonoverlapping(at(s, ss, i) as *const u8, at(d, ds, i) as *mut u8, b)
+            super::bytes::copy_disjoint(at(s, ss, i) as *const u8, at(d, ds, i) as *mut u8, b)
         }),
     }
 }

@@ -260,7 +260,7 @@ pub(super) unsafe fn load(tb: &Buf, loc: &Loc, dst: *mut u8, n: usize) {
         unsafe { view.pack_to(packed.as_mut_ptr()) };
     }
     // SAFETY: `n ≤ packed.len()`.
-    unsafe { core::ptr::copy_nonoverlapping(packed.as_ptr(), dst, n) };
+    unsafe { crate::dt::copy_disjoint(packed.as_ptr(), dst, n) };
 }
 
 /// Cross-memory attach write; a refusal (the kernel allowed it at creation)

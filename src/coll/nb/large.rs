@@ -182,7 +182,7 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
                     // SAFETY: `from` holds `bytes` packed bytes (the
                     // caller's dense buffer or our packed copy); the
                     // stage has room.
-                    unsafe { core::ptr::copy_nonoverlapping(from, st.0, bytes) };
+                    unsafe { crate::dt::copy_disjoint(from, st.0, bytes) };
                     large.offer = st.0 as u64;
                     large.src = st.0;
                     large._stage = Some(st);
@@ -207,7 +207,7 @@ pub(super) unsafe fn prepare(node: &Node, kind: &mut Kind) -> Box<Large> {
             } else if let Some(st) = Stage::new(*bytes) {
                 // SAFETY: the contribution holds `bytes` bytes; the stage
                 // has room.
-                unsafe { core::ptr::copy_nonoverlapping(*send, st.0, *bytes) };
+                unsafe { crate::dt::copy_disjoint(*send, st.0, *bytes) };
                 large.offer = st.0 as u64;
                 large.src = st.0;
                 large._stage = Some(st);
@@ -433,7 +433,7 @@ unsafe fn direct(
                 // contributions are staged). `count` > 0 here, so `recv`
                 // is a real buffer.
                 unsafe {
-                    core::ptr::copy_nonoverlapping(
+                    crate::dt::copy_disjoint(
                         offer_of(node, s, l, last).add(from),
                         recv.add(to),
                         n * elem,
@@ -546,7 +546,7 @@ unsafe fn chunks(
             // contribution (chunk `j` not yet overwritten by a result:
             // results are written after the chunk is published); the
             // cell holds `inline_max` >= `len`.
-            unsafe { core::ptr::copy_nonoverlapping(l.src.add(off), node.data(me, t, len), len) };
+            unsafe { crate::dt::copy_disjoint(l.src.add(off), node.data(me, t, len), len) };
             node.publish(t, 0, len as u64, 0);
         }
         l.mode = Mode::Chunked { j, put: true, got };
@@ -663,7 +663,7 @@ unsafe fn take_chunk(
             };
             // SAFETY: the root's cell holds `len` bytes; the caller's
             // dense buffer (or `acc`) holds `bytes`.
-            unsafe { core::ptr::copy_nonoverlapping(at, to.add(off), len) };
+            unsafe { crate::dt::copy_disjoint(at, to.add(off), len) };
         }
         Kind::Reduce {
             recv,
@@ -690,7 +690,7 @@ unsafe fn take_chunk(
                 // part's `hi - lo` bytes and overlaps no cell.
                 unsafe {
                     let to = recv.add(a - lo);
-                    core::ptr::copy_nonoverlapping(node.data(last, t, len).add(a - off), to, b - a);
+                    crate::dt::copy_disjoint(node.data(last, t, len).add(a - off), to, b - a);
                     for m in (0..last).rev() {
                         red.apply(node.data(m, t, len).add(a - off), to, (b - a) / l.elem);
                     }
@@ -709,7 +709,7 @@ unsafe fn take_chunk(
                     // `off`; slot m of `acc` holds `pb`, `a - lo + (b - a)`
                     // <= pb of them.
                     unsafe {
-                        core::ptr::copy_nonoverlapping(
+                        crate::dt::copy_disjoint(
                             node.data(m, t, len).add(a - off),
                             l.acc.as_mut_ptr().add(m * pb + (a - lo)),
                             b - a,

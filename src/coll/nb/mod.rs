@@ -645,7 +645,7 @@ unsafe fn stash_blocks(
     for (m, lo) in block_senders(kind, node) {
         // SAFETY: `src` per the contract; the slot lies inside `v`.
         unsafe {
-            core::ptr::copy_nonoverlapping(
+            crate::dt::copy_disjoint(
                 src(m, lo),
                 v.as_mut_ptr().add(stash_slot(*how, m, *pb)),
                 *pb,
@@ -718,7 +718,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
                 match packed {
                     // SAFETY: the cell holds `inline_max` >= bytes
                     // (checked at the call), as many as were packed.
-                    Some(v) => unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), to, bytes) },
+                    Some(v) => unsafe { crate::dt::copy_disjoint(v.as_ptr(), to, bytes) },
                     // SAFETY: as above; a contiguous buffer, the caller's.
                     None => unsafe { buf.pack_to(to) },
                 }
@@ -733,7 +733,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
                 // SAFETY: the cell holds `inline_max` >= mine.len()
                 // (checked at the call).
                 unsafe {
-                    core::ptr::copy_nonoverlapping(
+                    crate::dt::copy_disjoint(
                         mine.as_ptr(),
                         node.data(me, s, mine.len()),
                         mine.len(),
@@ -752,7 +752,7 @@ unsafe fn begin(p: &mut Pending) -> bool {
         } => {
             // SAFETY: `bytes` of contribution (contiguous, checked at the
             // call) into our cell, which holds them.
-            unsafe { core::ptr::copy_nonoverlapping(*send, node.data(me, s, *bytes), *bytes) };
+            unsafe { crate::dt::copy_disjoint(*send, node.data(me, s, *bytes), *bytes) };
             node.publish(s, 0, *bytes as u64, 0);
             if root.is_some_and(|r| r != me) {
                 // Our part is in our cell, which stays ours until every
@@ -893,7 +893,7 @@ unsafe fn work(p: &mut Pending, may_call_mpi: bool) -> bool {
             // `recv` holds `count` elements (`part` bytes, contiguous,
             // checked at the call) and overlaps no cell.
             unsafe {
-                core::ptr::copy_nonoverlapping(node.data(last, s, *bytes).add(off), *recv, part);
+                crate::dt::copy_disjoint(node.data(last, s, *bytes).add(off), *recv, part);
                 for m in (0..last).rev() {
                     red.apply(node.data(m, s, *bytes).add(off), *recv, *count);
                 }

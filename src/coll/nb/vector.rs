@@ -474,7 +474,7 @@ pub(super) fn begin(p: &mut Pending) -> bool {
                 // SAFETY: our cell holds `inline_max` >= len bytes
                 // (checked in `small`).
                 unsafe {
-                    core::ptr::copy_nonoverlapping(
+                    crate::dt::copy_disjoint(
                         t.as_ptr() as *const u8,
                         node.data(node.me, s, len),
                         len,
@@ -605,11 +605,9 @@ unsafe fn keep_block(table: Table, k: usize, b: &Buf, stash: &mut Vec<u8>) {
     match table {
         // SAFETY: the block holds `e[1]` >= len bytes at that offset;
         // `dst` has room for `len`.
-        Table::Inline(t) => unsafe {
-            core::ptr::copy_nonoverlapping(t.add(e[0] as usize), dst, len)
-        },
+        Table::Inline(t) => unsafe { crate::dt::copy_disjoint(t.add(e[0] as usize), dst, len) },
         // SAFETY: as above, at that address.
-        Table::Shared(_) => unsafe { core::ptr::copy_nonoverlapping(e[0] as *const u8, dst, len) },
+        Table::Shared(_) => unsafe { crate::dt::copy_disjoint(e[0] as *const u8, dst, len) },
         // SAFETY: `dst` has room for `len`.
         Table::Cma(_, pid) => unsafe { cma_read(pid, e[0] as usize, dst, len) },
     }

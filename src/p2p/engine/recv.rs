@@ -234,7 +234,7 @@ impl Engine {
                     h.sreq.store(0, Ordering::Relaxed);
                     h.flags.store(F_INLINE | F_OWN, Ordering::Relaxed);
                     h.data.store(h.body() as u64, Ordering::Relaxed);
-                    core::ptr::copy_nonoverlapping(data, h.body(), len);
+                    crate::dt::copy_disjoint(data, h.body(), len);
                 }
                 self.unexpected.push_back(m);
             }
@@ -545,7 +545,7 @@ impl Engine {
 unsafe fn put_bytes(data: *const u8, n: usize, spec: &RecvSpec, later: &mut Option<Box<[u8]>>) {
     match later {
         // SAFETY: per the contract.
-        Some(b) => unsafe { core::ptr::copy_nonoverlapping(data, b.as_mut_ptr(), n) },
+        Some(b) => unsafe { crate::dt::copy_disjoint(data, b.as_mut_ptr(), n) },
         // SAFETY: per the contract.
         None => unsafe { copy_plain(data, n, spec) },
     }
@@ -607,7 +607,7 @@ pub(super) unsafe fn copy_plain(data: *const u8, n: usize, spec: &RecvSpec) {
     }
     if spec.dt.contig {
         // SAFETY: per the contract.
-        unsafe { core::ptr::copy_nonoverlapping(data, spec.buf, n) };
+        unsafe { crate::dt::copy_disjoint(data, spec.buf, n) };
     } else {
         // SAFETY: per the contract.
         unsafe {
