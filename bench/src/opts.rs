@@ -54,7 +54,7 @@ and reports the median of the repetitions with the spread.
                     the physics must be identical; more ranks than cores run
                     oversubscribed and unbound, and heapmpi's physics must
                     lie within the spread of the stock runs)
-  --app-steps N     LAMMPS MD steps (default 30000)
+  --app-steps N     LAMMPS MD steps (default 100000)
   --no-limits       skip measuring memcpy / cache-line limits
   --no-plots        skip SVG/PNG plots
   --no-build        use the already built libheapmpi and benchmark programs
@@ -138,7 +138,7 @@ impl Opts {
             apps_only: false,
             app_reps: 0,
             app_ranks: 2,
-            app_steps: 30000,
+            app_steps: 100_000,
             limits: true,
             plots: true,
             build: true,

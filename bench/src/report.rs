@@ -703,8 +703,45 @@ fn apart(lo: &Summary, hi: &Summary) -> bool {
     }
 }
 
+/// The neighbourhood halo exchange's target (issue 23): at every size, with
+/// every MPI, heapmpi at least 1.5x faster than the better stock MPI, by the
+/// medians of this run; `None` without a point to judge.
+fn halo_target(
+    res: &Results,
+    opts: &Opts,
+    b: &Bench,
+    m: &Metric,
+) -> Option<(String, Option<bool>, String)> {
+    let (mut n, mut bad, mut worst) = (0, 0, None::<(u64, &str, f64)>);
+    let sizes: Vec<u64> = series(res, b, m, &opts.mpis[0], Variant::Heapmpi)
+        .keys()
+        .copied()
+        .collect();
+    for s in sizes {
+        for (mpi, r) in vs_best(res, opts, b, m, s) {
+            n += 1;
+            if r > 1.0 / 1.5 {
+                bad += 1;
+            }
+            if worst.is_none_or(|w| r > w.2) {
+                worst = Some((s, mpi, r));
+            }
+        }
+    }
+    let (s, mpi, r) = worst?;
+    Some((
+        "halo >= 1.5x faster than stock-best (every size)".into(),
+        Some(bad == 0),
+        format!(
+            "{bad} of {n} points slower than that (worst {r:.2}, {:.1}x faster, at {} with {mpi})",
+            1.0 / r,
+            fmt_size(s)
+        ),
+    ))
+}
+
 /// The collective targets of issue 12, judged on the medians of this run
-/// (reported, never asserted).
+/// (reported, never asserted), and the halo exchange's of issue 23.
 fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
     let two = opts.benches.iter().find(|b| b.name == "coll");
     let four = opts.benches.iter().find(|b| b.name == "coll4");
@@ -730,6 +767,9 @@ fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
         for key in ["bcast", "reduce", "allreduce", "allgather"] {
             let Some(m) = metric(b, key) else { continue };
             lines.push(large_target(res, opts, b, &m, 3.0));
+        }
+        if let Some(m) = metric(b, "halo") {
+            lines.extend(halo_target(res, opts, b, &m));
         }
         // no collective at any size more than 10% slower than its stock
         let (mut n, mut bad, mut worst) = (0, 0, None::<(String, f64)>);
@@ -1721,6 +1761,46 @@ mod tests {
         }
         res.ranks.insert("nbc", 2);
         (opts, res)
+    }
+
+    /// The halo target: met only when every size of every MPI is 1.5x
+    /// faster than the better stock; the worst point is named.
+    #[test]
+    fn halo_target_judges_every_size() {
+        let opts = Opts::parse(&["--bench=coll".into(), "--no-app".into()]).unwrap();
+        let b = opts.benches.iter().find(|b| b.name == "coll").unwrap();
+        let m = b.metrics.iter().find(|m| m.key == "halo").copied().unwrap();
+        // size, then barrier .. scatter (not measured here), then halo
+        let nan = "nan ".repeat(9);
+        let out =
+            |small: f64, large: f64| format!("# osu_coll\n8 {nan}{small}\n65536 {nan}{large}\n");
+        let judge = |heap_large: f64| {
+            let mut res = Results::default();
+            for (mpi, stock) in [("openmpi", out(0.5, 20.0)), ("mpich", out(1.5, 30.0))] {
+                for (v, o) in [
+                    (Variant::Stock, stock),
+                    (Variant::Heapmpi, out(0.3, heap_large)),
+                ] {
+                    res.runs
+                        .entry(("coll", mpi.to_string(), v))
+                        .or_default()
+                        .push(parse_table(&o));
+                }
+            }
+            halo_target(&res, &opts, b, &m).unwrap()
+        };
+        // 8 B: 0.3 / 0.5 = 0.6; 64 KiB: 10 / 20 = 0.5, both MPIs.
+        let (_, ok, detail) = judge(10.0);
+        assert_eq!(ok, Some(true), "{detail}");
+        assert!(detail.starts_with("0 of 4 points"), "{detail}");
+        // 64 KiB: 15 / 20 = 0.75 with both MPIs, the better stock's 20 us.
+        let (_, ok, detail) = judge(15.0);
+        assert_eq!(ok, Some(false));
+        assert!(
+            detail.starts_with("2 of 4 points") && detail.contains("0.75"),
+            "{detail}"
+        );
+        assert!(detail.contains("at 64 KiB"), "{detail}");
     }
 
     #[test]
