@@ -117,7 +117,7 @@ unsafe fn exchange(
     let s = node.begin(1);
     // SAFETY: the caller's send buffer.
     let off = unsafe { offer(node, s, send, true, false) };
-    node.publish(s, off.addr, 0, off.table);
+    node.publish(s, off.addr, off.len, off.table);
     node.wait_all(s);
     if any_failed(node, s) {
         node.finish(s);
