@@ -296,6 +296,50 @@ fn poke_real_after_test() {
     }
 }
 
+/// A blocking call to the real MPI, made while this rank has a polled
+/// receive pending (a wildcard on a communicator spanning nodes, or a
+/// receive behind one: `engine::polled`), runs as its nonblocking form,
+/// completed by heapmpi's own wait, whose progress rounds serve the polled
+/// receives from the real MPI.
+///
+/// The real MPI does not know those receives: they are matched by probes
+/// from this rank's calls into heapmpi. Were this rank to sit inside a
+/// blocking real call, a remote rank's rendezvous send to that wildcard
+/// would wait for a receive nobody posts; if what this rank's call waits
+/// for comes after that send in the remote rank's program (the next
+/// message, its own receive of this rank's send), both wait forever. Seen
+/// across two real nodes with each node's ranks not consecutive: every
+/// rank posted `MPI_ANY_SOURCE` receives, then `MPI_Send` 1 MiB to its
+/// neighbour on the other node. `start` makes the nonblocking call into
+/// its out-request and returns its code (an error was already raised
+/// through the communicator's handler by the real MPI, as the blocking
+/// call would have). The status is written as `call` writes it.
+///
+/// # Safety
+/// `start` is a real nonblocking call with valid arguments (the caller's);
+/// `status` is the caller's status pointer.
+pub(super) unsafe fn real_while_polled(
+    comm: ffi::MPI_Comm,
+    status: *mut ffi::MPI_Status,
+    call: Call,
+    start: impl FnOnce(*mut ffi::MPI_Request) -> c_int,
+) -> c_int {
+    let mut inner = req_null();
+    let rc = start(&mut inner);
+    if rc != 0 {
+        return rc;
+    }
+    let Some(i) = engine::lock().wrap_real(comm, inner) else {
+        // Every handle in use: the real wait, as before.
+        // SAFETY: the request just started; the caller's status.
+        return unsafe { ffi::PMPI_Wait(&mut inner, status) };
+    };
+    let st = wait_ours(i);
+    // SAFETY: the caller's status pointer.
+    unsafe { status_rules::write_status(&st, status, call) };
+    raise(comm, st.error())
+}
+
 /// Frees the communicators whose `MPI_Comm_free` waited for their last
 /// request (see `Engine::defer_comm_free`), outside the engine: freeing
 /// runs attribute callbacks that come back into it.

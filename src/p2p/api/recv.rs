@@ -18,6 +18,7 @@ pub unsafe fn recv(
     status: *mut ffi::MPI_Status,
 ) -> c_int {
     crate::profile::data(count as i64, dtype);
+    let mut polled = false;
     if engine::enabled() {
         let mut e = engine::lock();
         if let Some(i) = post_ours(&mut e, buf, count, dtype, src, tag, comm, false) {
@@ -27,6 +28,16 @@ pub unsafe fn recv(
             unsafe { status_rules::write_status(&st, status, Call::Recv) };
             return raise(comm, st.error());
         }
+        polled = e.has_polled();
+    }
+    if polled {
+        // SAFETY: the caller's arguments, forwarded to the nonblocking
+        // form, and its status pointer.
+        return unsafe {
+            real_while_polled(comm, status, Call::Recv, |r| {
+                ffi::PMPI_Irecv(buf, count, dtype, src, tag, comm, r)
+            })
+        };
     }
     // SAFETY: forwarded unchanged.
     unsafe { ffi::PMPI_Recv(buf, count, dtype, src, tag, comm, status) }

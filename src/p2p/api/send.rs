@@ -22,6 +22,7 @@ pub unsafe fn send(
     ready: bool,
 ) -> c_int {
     crate::profile::data(count as i64, dtype);
+    let mut polled = false;
     if engine::enabled() {
         let mut e = engine::lock();
         if let Some((info, l, d)) = route_send(&mut e, buf, count, dtype, dest, tag, comm) {
@@ -41,6 +42,16 @@ pub unsafe fn send(
                 Err(()) => {}
             }
         }
+        polled = e.has_polled();
+    }
+    if polled && mode != Mode::Buffered {
+        // SAFETY: the caller's arguments, forwarded to the nonblocking
+        // form; the status is ignored, as a send has none.
+        return unsafe {
+            real_while_polled(comm, ignore_status(), Call::Wait, |r| {
+                real_isend(buf, count, dtype, dest, tag, comm, mode, ready, r)
+            })
+        };
     }
     // SAFETY: forwarded unchanged.
     unsafe {

@@ -22,6 +22,14 @@ impl Engine {
             })
     }
 
+    /// Whether any polled receive is pending, on any communicator: the
+    /// real MPI serves it only through this rank's own calls (see
+    /// `api::real_while_polled`).
+    #[inline]
+    pub fn has_polled(&self) -> bool {
+        self.polled_total > 0
+    }
+
     /// Pending polled receives on communicator `id`.
     pub fn polled_on(&self, id: u64) -> bool {
         self.polled_total > 0 && self.polled.iter().any(|e| e.0 == id && e.1 > 0)
