@@ -72,8 +72,18 @@ const CONFIGS: [Config; 3] = [
 /// "rank N: <verdict> ok" lines.
 fn conformance(test: &str, program: &str, verdict: &str) {
     let mut fl = Failures::new();
+    // A quick run takes one of the two 4-rank configurations (see
+    // `quick_pick`); `--full` both.
+    let (pick, quick_mode) = quick_pick(program, 2);
     for f in available_flavours() {
-        for cfg in &CONFIGS {
+        for (i, cfg) in CONFIGS.iter().enumerate() {
+            let quick_modes = [quick_mode];
+            let modes: &[Mode] = match i {
+                0 => cfg.modes,
+                _ if full() => cfg.modes,
+                _ if i - 1 == pick => &quick_modes,
+                _ => continue,
+            };
             let n = cfg.nranks;
             let args: &[&str] = if program == "p2p_random" {
                 cfg.random_seeds
@@ -90,7 +100,7 @@ fn conformance(test: &str, program: &str, verdict: &str) {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for &mode in cfg.modes {
+            for &mode in modes {
                 let case = Case::new(program, f, mode, n).args(args).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;

@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub mod refs;
+
 // ---------------------------------------------------------------------------
 // Matrix dimensions
 // ---------------------------------------------------------------------------
@@ -180,6 +182,35 @@ pub const HEAPMPI_MODES: [Mode; 2] = [Mode::Preload, Mode::Wrap];
 /// reach heapmpi, which the 2-rank runs check for every program.
 pub fn mode_for(i: usize) -> Mode {
     HEAPMPI_MODES[i % HEAPMPI_MODES.len()]
+}
+
+/// `tests/run --full` (a release run, `HEAPMPI_TEST_FULL=1`): every
+/// configuration of every matrix. Otherwise (the default run) each program
+/// still runs on both MPIs and both ways in at 2 ranks, but takes only one
+/// of the larger configurations of its matrix (4 ranks on one node, 4 in
+/// pretend nodes, ...), through one way in: [`quick_pick`] spreads them
+/// over the programs so the suite as a whole covers every pair.
+pub fn full() -> bool {
+    std::env::var_os("HEAPMPI_TEST_FULL").is_some_and(|v| v == "1")
+}
+
+/// A number fixed per program (FNV-1a of its name): which of the larger
+/// configurations it takes in a quick run.
+fn program_index(program: &str) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in program.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h >> 7) as usize
+}
+
+/// In a quick run, which of `n` larger configurations `program` runs (by
+/// index) and through which way in: over the programs every configuration
+/// meets both ways in.
+pub fn quick_pick(program: &str, n: usize) -> (usize, Mode) {
+    let h = program_index(program);
+    (h % n.max(1), mode_for(h / n.max(1)))
 }
 
 /// The environment that makes heapmpi print its report.
@@ -1617,8 +1648,11 @@ pub fn check_nothing_left(o: &Output) -> Result<(), String> {
 
 /// Runs the stock reference of a comparison; `None` if it could not run or
 /// failed (recorded in `fl`: the program is wrong, not heapmpi).
+/// The run is shared by every case of the test run that needs the same
+/// reference (see [`refs`]).
 pub fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) -> Option<Output> {
-    let stock = match run_mpi(stock_case) {
+    let fresh = || run_mpi(stock_case);
+    let stock = match refs::cached(stock_case, fresh, |o| check_stock(o, n, verdict).is_ok()) {
         Ok(o) => o,
         Err(e) => {
             fl.fail(&stock_case.name(), e);
@@ -1733,8 +1767,19 @@ pub fn matrix_on(
     on_heap: impl Fn(&Output, usize) -> Result<(), String>,
 ) {
     let mut fl = Failures::new();
+    let larger: Vec<usize> = (0..configs.len())
+        .filter(|&i| configs[i].nranks > 2)
+        .collect();
+    let (pick, quick_mode) = quick_pick(program, larger.len());
     for &f in flavours {
-        for cfg in configs {
+        for (i, cfg) in configs.iter().enumerate() {
+            let quick_modes = [quick_mode];
+            let modes: &[Mode] = match larger.iter().position(|&j| j == i) {
+                _ if full() => cfg.modes,
+                Some(k) if k == pick => &quick_modes,
+                Some(_) => continue,
+                None => cfg.modes,
+            };
             let n = cfg.nranks;
             let stock_case = Case::new(program, f, Mode::Stock, n).env(cfg.env);
             let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
@@ -1744,7 +1789,7 @@ pub fn matrix_on(
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for &mode in cfg.modes {
+            for &mode in modes {
                 let case = Case::new(program, f, mode, n).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;
