@@ -121,9 +121,13 @@ pub fn after_init() {
         heap: Err(region::Inactive::MpiFailed),
     };
 
-    // Agree on the switches first: if any rank is disabled, all are; if any
-    // keeps point-to-point (or collectives, or one-sided) off or wants the locked queue, all do (the ranks
-    // of a node must speak one protocol).
+    // Agree on the switches first: if every rank is disabled, heapmpi steps
+    // aside at once; if only some are (HEAPMPI_DISABLE given to one node of
+    // the job), their nodes run without a heap below, as a node whose heap
+    // could not be set up, while taking part in every collective decision.
+    // If any rank keeps point-to-point (or collectives, or one-sided) off
+    // or wants the locked queue, all do (the ranks of a node must speak one
+    // protocol).
     let tns = cfg.test_node_size.unwrap_or(0).min(i32::MAX as usize) as i32;
     let mut sw = [
         cfg.disable as i32,
@@ -133,6 +137,7 @@ pub fn after_init() {
         !cfg.coll as i32,
         !cfg.rma as i32,
         cfg.profile.is_some() as i32,
+        !cfg.disable as i32,
     ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
@@ -164,7 +169,7 @@ pub fn after_init() {
         finish(out);
         return;
     }
-    if sw[0] != 0 {
+    if sw[0] != 0 && sw[7] == 0 {
         out.heap = Err(region::Inactive::Disabled);
         finish(out);
         return;
@@ -202,7 +207,28 @@ pub fn after_init() {
         out.nlocal = ln;
         crate::sys::set_local_ranks(ln as usize);
         out.node_comm = Some(Comm(node));
-        out.heap = if ln <= 1 {
+        // Some rank of the job is disabled: the node's ranks agree whether
+        // one of them is (they share one heap or none).
+        let node_disabled = sw[0] != 0 && {
+            let mine = cfg.disable as i32;
+            let mut any: i32 = mine;
+            // SAFETY: `node` is a valid communicator; both buffers hold one
+            // int.
+            let rc = unsafe {
+                ffi::PMPI_Allreduce(
+                    &mine as *const i32 as *const c_void,
+                    &mut any as *mut i32 as *mut c_void,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    ffi::RSMPI_MAX,
+                    node,
+                )
+            };
+            rc != 0 || any != 0
+        };
+        out.heap = if node_disabled {
+            Err(region::Inactive::Disabled)
+        } else if ln <= 1 {
             Err(region::Inactive::SingleRank)
         } else {
             let comm = MpiNode {
