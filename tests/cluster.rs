@@ -140,14 +140,14 @@ const LAYOUTS: [Layout; 4] = [
     },
 ];
 
-/// MPICH's: one rank per node. Stock MPICH 4.0.2 (`ch4:ucx`) hangs across
-/// these nodes as soon as a node has two ranks: every 4-rank run of the
-/// point-to-point programs (2 + 2, block or round-robin, with
-/// `UCX_TLS=tcp,self`, `UCX_NET_DEVICES=eth0` or `MPIR_CVAR_NOLOCAL=1`
-/// alike) stops in the final `MPI_Gatherv` of the output until the
-/// program's watchdog ends it, while 2 ranks on 2 nodes pass.
-/// Three nodes of one rank fail too (the collectives' program stops in its
-/// watchdog, stock), so MPICH runs on two.
+/// MPICH's: one rank per node. Stock MPICH 4.0.2 (`ch4:ucx`) hangs in
+/// `MPI_Finalize` across these nodes as soon as a node has two ranks (about
+/// three runs in four of the 4-rank programs, 2 + 2 block or round-robin;
+/// a program of Init, Alltoall, Barrier and Finalize alone does it too): the
+/// ranks of one node wait in a PMI read, the other node's spin in UCX's TCP
+/// progress. `UCX_TLS=tcp,self`, `UCX_NET_DEVICES=eth0` and
+/// `MPIR_CVAR_NOLOCAL=1` change nothing. Three nodes of one rank hang
+/// there too, now and then; two nodes of one rank never did.
 const MPICH_LAYOUTS: [Layout; 1] = [Layout {
     slots: &[1, 1],
     round_robin: true,

@@ -47,7 +47,15 @@
  *
  * Output (stdout, rank 0, rank order): per-rank result lines, then
  * "rank N: xnode ok". Exit status 0 on success, 1 on a failed check (4 from
- * the watchdog on a hang).
+ * the watchdog on a hang). XNODE_SHOW_NODES=1 in the environment: every rank
+ * tells on stderr which node it found itself on.
+ *
+ * Run across nodes, e.g. (tests/cluster/cluster start target/c 2, then on
+ * node1): mpirun.openmpi --host node1:2,node2:2 --map-by node|slot -np 4
+ * --bind-to none ./xnode_mix. Stock MPICH 4.0.2 (ch4:ucx) often hangs in
+ * MPI_Finalize across these nodes unless every node has one rank and there
+ * are two nodes (see MPICH_LAYOUTS in tests/cluster.rs), whatever the
+ * program.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -104,6 +112,10 @@ static void find_nodes(int rank, int size)
                 before++;
         }
     }
+    /* XNODE_SHOW_NODES=1: the layout found, on stderr (never on stdout). */
+    if (getenv("XNODE_SHOW_NODES") != NULL)
+        fprintf(stderr, "rank %d: node of world rank %d, rank %d of %d there\n",
+                rank, leader, node_rank, node_size);
     CHECK(leader <= rank, "node's first rank %d is above this rank", leader);
     CHECK(node_rank == before && node_size == same,
           "shared split: node rank %d of %d, but %d ranks before of %d", node_rank,
