@@ -25,8 +25,9 @@
 //! calls, windows on every kind of communicator and the one-sided
 //! regressions (`MPI_Win_shared_query` on a window without memory answers
 //! differently in MPICH 4 and 5: heapmpi follows the version it runs on,
-//! `src/version.rs`). A smaller matrix than Debian's (2 ranks, both ways
-//! in) keeps the suite within CI's time.
+//! `src/version.rs`). A smaller matrix than Debian's (2 ranks; both ways
+//! in under `tests/run --full`, one way in per program and MPI in a default
+//! run, see [`configs`]) keeps the suite within CI's time.
 //!
 //! What differs from stock on these MPIs is left out, with the reason, in
 //! [`left_out`].
@@ -36,13 +37,40 @@ mod common;
 use common::*;
 
 /// The configuration: 2 ranks with the report (4 oversubscribed ranks
-/// pass too, run by hand, but cost CI a minute and a half per MPI).
+/// pass too, run by hand, but cost CI a minute and a half per MPI), both
+/// ways in (`tests/run --full`), or one way in per program and MPI (a
+/// default run: [`configs`]).
 const CONFIGS: [MatrixConfig; 1] = [MatrixConfig {
     nranks: 2,
     env: &[],
     stats: true,
     modes: &HEAPMPI_MODES,
 }];
+const PRELOAD_ONLY: [MatrixConfig; 1] = [MatrixConfig {
+    modes: &[Mode::Preload],
+    ..CONFIGS[0]
+}];
+const WRAP_ONLY: [MatrixConfig; 1] = [MatrixConfig {
+    modes: &[Mode::Wrap],
+    ..CONFIGS[0]
+}];
+
+/// The configuration `program` runs in on wheel MPI `f`: a default run
+/// takes one way in, alternating over the MPIs and spread over the
+/// programs (`quick_pick`), so each MPI meets both ways in the suite.
+fn configs(program: &str, f: Flavour) -> &'static [MatrixConfig] {
+    if full() {
+        return &CONFIGS;
+    }
+    let i = WHEEL_FLAVOURS.iter().position(|&w| w == f).unwrap_or(0);
+    let (_, mode) = quick_pick(program, 1);
+    let flip = i % 2 == 1;
+    if (mode == Mode::Preload) != flip {
+        &PRELOAD_ONLY
+    } else {
+        &WRAP_ONLY
+    }
+}
 
 /// A program's reason to be left out on a flavour, if it has one.
 fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
@@ -111,7 +139,14 @@ fn run(test: &str, program: &str, verdict: &str, key: &'static str) {
             eprintln!("{test}: {program} left out on {}: {why}", f.name());
             continue;
         }
-        matrix_on(&[f], &CONFIGS, test, program, verdict, on_heap(key));
+        matrix_on(
+            &[f],
+            configs(program, f),
+            test,
+            program,
+            verdict,
+            on_heap(key),
+        );
     }
 }
 
@@ -198,23 +233,27 @@ fn wheels_collectives() {
     // heapmpi knows how every MPI here pairs ambiguous neighbourhoods in
     // the nonblocking forms (`comm::topo::stock_pairing_nonblocking`):
     // every call the program posts runs on the heap.
-    matrix_on(
-        &WHEEL_FLAVOURS,
-        &CONFIGS,
-        "wheels_coll_nbneighbor",
-        "coll_nbneighbor",
-        "nbneighbor",
-        |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
-    );
+    for f in WHEEL_FLAVOURS {
+        matrix_on(
+            &[f],
+            configs("coll_nbneighbor", f),
+            "wheels_coll_nbneighbor",
+            "coll_nbneighbor",
+            "nbneighbor",
+            |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
+        );
+    }
     // The v and w forms pair no neighbourhood: every call on the heap.
-    matrix_on(
-        &WHEEL_FLAVOURS,
-        &CONFIGS,
-        "wheels_coll_nbvector",
-        "coll_nbvector",
-        "nbvector",
-        |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
-    );
+    for f in WHEEL_FLAVOURS {
+        matrix_on(
+            &[f],
+            configs("coll_nbvector", f),
+            "wheels_coll_nbvector",
+            "coll_nbvector",
+            "nbvector",
+            |o: &Output, n: usize| count_on_heap(o, n, "nonblocking calls per rank: "),
+        );
+    }
     run(
         "wheels_coll_persistent",
         "coll_persistent",

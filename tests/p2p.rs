@@ -383,11 +383,19 @@ const FAST_BOX_VARIANTS: [&[(&str, &str)]; 2] = [
 ];
 
 /// Runs a program at 2 and 4 ranks under each of `FAST_BOX_VARIANTS`
-/// (LD_PRELOAD), compared with the stock run.
+/// (LD_PRELOAD), compared with the stock run; a default run takes one of
+/// the two rank counts per program (see `quick_pick`).
 fn fast_box_variants(test: &str, program: &str, verdict: &str, args: &[&str]) {
     let mut fl = Failures::new();
+    let counts: &[usize] = if full() {
+        &[2, 4]
+    } else if quick_pick(program, 2).0 == 0 {
+        &[2]
+    } else {
+        &[4]
+    };
     for f in available_flavours() {
-        for n in [2, 4] {
+        for &n in counts {
             let stock_case = Case::new(program, f, Mode::Stock, n).args(args);
             let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
                 continue;
@@ -532,8 +540,16 @@ fn p2p_mixed_with_mpi4_routines() {
         !flavours.is_empty(),
         "no installed MPI declares the MPI-4.0 routines (MPICH 4 does)"
     );
+    let (pick, quick_mode) = quick_pick(program, 2);
     for f in flavours {
-        for cfg in &CONFIGS {
+        for (i, cfg) in CONFIGS.iter().enumerate() {
+            let quick_modes = [quick_mode];
+            let modes: &[Mode] = match i {
+                0 => cfg.modes,
+                _ if full() => cfg.modes,
+                _ if i - 1 == pick => &quick_modes,
+                _ => continue,
+            };
             let n = cfg.nranks;
             let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
             if cfg.stats {
@@ -546,7 +562,7 @@ fn p2p_mixed_with_mpi4_routines() {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for &mode in cfg.modes {
+            for &mode in modes {
                 let case = Case::new(program, f, mode, n).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;

@@ -1,10 +1,12 @@
 //! Stock reference runs, computed once per `tests/run` and shared.
 //!
 //! A conformance case compares heapmpi's stdout with the stock MPI's for
-//! the same program, flavour, rank count and arguments. The stock run does
-//! not depend on the way in nor on any `HEAPMPI_*` variable (no heapmpi is
-//! loaded), so the 4-rank run of a program serves its pretend-node case
-//! too, and the 2-rank run its nodes-of-one case. Each key is run once per
+//! the same program, flavour, rank count, arguments and environment. The
+//! stock run does not depend on the way in nor on heapmpi's own settings
+//! (no heapmpi is loaded), so a program's run serves every heapmpi variant
+//! of it (fast-box sizes, statistics, inline sizes, ...) in every suite.
+//! `HEAPMPI_TEST_NODE_SIZE` is the exception: the programs read it too
+//! (`p2p_util.h` colours its communicators by pretend node). Each key is run once per
 //! test process ([`cached`]), and, when `tests/run` names a directory in
 //! `HEAPMPI_TEST_REFS`, once per whole run: the first test binary that
 //! needs a reference stores it there (stdout and exit status), the others
@@ -31,7 +33,7 @@ pub fn key(case: &Case) -> String {
     let mut env: Vec<_> = case
         .env
         .iter()
-        .filter(|(k, _)| !k.starts_with("HEAPMPI_"))
+        .filter(|(k, _)| !k.starts_with("HEAPMPI_") || *k == "HEAPMPI_TEST_NODE_SIZE")
         .collect();
     env.sort();
     for (n, v) in env {
