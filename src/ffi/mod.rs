@@ -22,6 +22,31 @@ macro_rules! c_exports {
     }};
     (@body plain, $name:ident, $ret:ty, $body:block) => { $body };
     (@emit $prof:ident; $( $(#[doc = $doc:expr])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block )*) => {
+        /// The bodies, under Rust's own (mangled) names: both exported
+        /// forms call these, never each other. `__wrap_X` calling the
+        /// exported `X` was an undefined reference to `X` in its object
+        /// file whenever the two fell into different codegen units (a build
+        /// without link-time optimisation), and `-Wl,--wrap=X` turns every
+        /// undefined `X` into `__wrap_X`: `__wrap_malloc` then called
+        /// itself for ever (seen: a `--wrap` program spinning in the first
+        /// `malloc` of the progress thread's start).
+        pub mod imp {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[doc = concat!("The body of `", stringify!($name), "`.")]
+                ///
+                /// # Safety
+                /// The C contract of the function of the same name.
+                // The MPI routine's own parameters, however many.
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                #[inline]
+                pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                    c_exports!(@body $prof, $name, $ret, $body)
+                }
+            )*
+        }
+
         $(
             $(#[doc = $doc])*
             ///
@@ -30,7 +55,8 @@ macro_rules! c_exports {
             #[cfg_attr(not(test), no_mangle)]
             #[allow(non_snake_case)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
-                c_exports!(@body $prof, $name, $ret, $body)
+                // SAFETY: the caller's contract is the body's.
+                unsafe { imp::$name($($arg),*) }
             }
         )*
 
@@ -47,7 +73,7 @@ macro_rules! c_exports {
                 #[allow(non_snake_case)]
                 pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                     // SAFETY: same contract as the plain entry point.
-                    unsafe { super::$name($($arg),*) }
+                    unsafe { super::imp::$name($($arg),*) }
                 }
             )*
         }
