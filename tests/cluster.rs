@@ -23,7 +23,9 @@
 //! layout through one way in (spread over the programs as `quick_pick`
 //! spreads the single-node matrix's larger configurations);
 //! `tests/run --full` takes every program, every layout, both ways in.
-//! MPICH runs with one rank per node ([`MPICH_LAYOUTS`] says why).
+//! MPICH runs with one rank per node ([`MPICH_LAYOUTS`] says why), and in a
+//! release run only, but for the test of a node that dies
+//! ([`finishing_flavours`]).
 //!
 //! Left out where stock itself fails across these nodes (see [`left_out`]).
 //!
@@ -34,256 +36,14 @@
 //! node1:2,node2:2 -np 4 ./app`, and `tests/cluster/cluster stop target/c`.
 
 mod common;
+#[path = "cluster/rig.rs"]
+mod rig;
 
 use common::*;
+use rig::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-/// The cluster script.
-fn script() -> PathBuf {
-    repo_root().join("tests").join("cluster").join("cluster")
-}
-
-/// A running cluster; stopped (and checked empty) by [`Cluster::stop`], or
-/// at least stopped when dropped.
-struct Cluster {
-    dir: PathBuf,
-    nodes: usize,
-    stopped: bool,
-}
-
-impl Cluster {
-    /// Starts `nodes` nodes under `target/cluster/<tag>-<pid>`.
-    fn start(tag: &str, nodes: usize) -> Result<Cluster, String> {
-        let dir = repo_root()
-            .join("target")
-            .join("cluster")
-            .join(format!("{tag}-{}", std::process::id()));
-        let mut cmd = Command::new(script());
-        cmd.arg("start").arg(&dir).arg(nodes.to_string());
-        clean_env(&mut cmd);
-        let out = run_command(cmd, Duration::from_secs(60))?;
-        if !out.status.success() {
-            return Err(format!("starting the cluster failed:\n{}", out.report()));
-        }
-        Ok(Cluster {
-            dir,
-            nodes,
-            stopped: false,
-        })
-    }
-
-    /// `cluster exec DIR NODE ARGV...`, with a clean environment.
-    fn exec(&self, node: &str, argv: &[&str]) -> Command {
-        let mut cmd = Command::new(script());
-        cmd.arg("exec").arg(&self.dir).arg(node).args(argv);
-        cmd.current_dir(repo_root());
-        clean_env(&mut cmd);
-        cmd
-    }
-
-    /// Stops the cluster: every process of every node is gone, and with
-    /// them the namespaces, their mounts and interfaces.
-    fn stop(mut self) -> Result<(), String> {
-        self.stopped = true;
-        let mut cmd = Command::new(script());
-        cmd.arg("stop").arg(&self.dir);
-        let out = run_command(cmd, Duration::from_secs(60))?;
-        if !out.status.success() {
-            return Err(format!("stopping the cluster failed:\n{}", out.report()));
-        }
-        if self.dir.exists() {
-            return Err(format!("{} is still there after stop", self.dir.display()));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if !self.stopped {
-            let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
-        }
-    }
-}
-
-/// Where the ranks go.
-#[derive(Clone, Copy, Debug)]
-struct Layout {
-    /// Ranks per node (`slots[i]` on node i + 1).
-    slots: &'static [usize],
-    /// Round-robin placement (else block).
-    round_robin: bool,
-}
-
-const RR_2X2: Layout = Layout {
-    slots: &[2, 2],
-    round_robin: true,
-};
-
-/// Open MPI's layouts; the first is the one a default run takes both ways
-/// in.
-const LAYOUTS: [Layout; 4] = [
-    RR_2X2,
-    Layout {
-        slots: &[2, 2],
-        round_robin: false,
-    },
-    Layout {
-        slots: &[2, 1, 1],
-        round_robin: true,
-    },
-    Layout {
-        slots: &[2, 1, 1],
-        round_robin: false,
-    },
-];
-
-/// MPICH's: one rank per node. Stock MPICH 4.0.2 (`ch4:ucx`) hangs in
-/// `MPI_Finalize` across these nodes as soon as a node has two ranks (about
-/// three runs in four of the 4-rank programs, 2 + 2 block or round-robin;
-/// a program of Init, Alltoall, Barrier and Finalize alone does it too): the
-/// ranks of one node wait in a PMI read, the other node's spin in UCX's TCP
-/// progress. `UCX_TLS=tcp,self`, `UCX_NET_DEVICES=eth0` and
-/// `MPIR_CVAR_NOLOCAL=1` change nothing. Three nodes of one rank hang
-/// there too, now and then; two nodes of one rank never did.
-const MPICH_LAYOUTS: [Layout; 1] = [Layout {
-    slots: &[1, 1],
-    round_robin: true,
-}];
-
-/// Programs a default run leaves to `--full` on MPICH: stock MPICH takes
-/// 15-30 s for them on 2 nodes through UCX's TCP transport on an idle
-/// machine (`p2p_comms`, `coll_reduce`), and 90 s, past the programs'
-/// watchdog, on a loaded one.
-const SLOW_ON_MPICH: [&str; 2] = ["p2p_comms", "coll_reduce"];
-
-/// The layouts flavour `f` runs on across these nodes.
-fn layouts(f: Flavour) -> &'static [Layout] {
-    if f.is_openmpi() {
-        &LAYOUTS
-    } else {
-        &MPICH_LAYOUTS
-    }
-}
-
-impl Layout {
-    fn ranks(self) -> usize {
-        self.slots.iter().sum()
-    }
-
-    fn name(self) -> String {
-        let s: Vec<String> = self.slots.iter().map(|n| n.to_string()).collect();
-        format!(
-            "nodes {} {}",
-            s.join("+"),
-            if self.round_robin {
-                "round-robin"
-            } else {
-                "block"
-            }
-        )
-    }
-
-    /// The launcher's arguments that place the ranks.
-    fn launcher_args(self, f: Flavour) -> Vec<String> {
-        let with_slots: Vec<String> = self
-            .slots
-            .iter()
-            .enumerate()
-            .map(|(i, n)| format!("node{}:{n}", i + 1))
-            .collect();
-        if f.is_openmpi() {
-            vec![
-                "--host".into(),
-                with_slots.join(","),
-                "--map-by".into(),
-                if self.round_robin { "node" } else { "slot" }.into(),
-                "--bind-to".into(),
-                "none".into(),
-            ]
-        } else if self.round_robin {
-            // Hydra deals one rank per host name in turn, wrapping around.
-            let names: Vec<String> = (1..=self.slots.len()).map(|i| format!("node{i}")).collect();
-            vec!["-hosts".into(), names.join(",")]
-        } else {
-            vec!["-hosts".into(), with_slots.join(",")]
-        }
-    }
-}
-
-/// The command that runs `prog` on `cl` from node1, in `mode`.
-fn cluster_command(
-    cl: &Cluster,
-    f: Flavour,
-    mode: Mode,
-    layout: Layout,
-    prog: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Command {
-    let n = layout.ranks().to_string();
-    let mut argv: Vec<String> = match mode {
-        Mode::Preload => vec![repo_root()
-            .join("wrappers")
-            .join("heapmpirun")
-            .display()
-            .to_string()],
-        Mode::Wrap | Mode::Stock => vec![f.launcher()],
-    };
-    argv.extend(layout.launcher_args(f));
-    if f.is_openmpi() {
-        argv.extend(["-np".to_string(), n]);
-        // Open MPI gives remote ranks only what -x names (heapmpirun adds
-        // the HEAPMPI_* variables itself).
-        for (k, _) in env {
-            if mode != Mode::Preload || !k.starts_with("HEAPMPI_") {
-                argv.extend(["-x".to_string(), k.to_string()]);
-            }
-        }
-    } else {
-        // Hydra passes the whole environment on.
-        argv.extend(["-n".to_string(), n]);
-    }
-    argv.push(prog.display().to_string());
-    argv.extend(args.iter().map(|a| a.to_string()));
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let mut cmd = cl.exec("node1", &argv);
-    match mode {
-        Mode::Preload => {
-            cmd.env("HEAPMPI_MPI", f.family());
-        }
-        Mode::Wrap | Mode::Stock => {
-            if f.is_openmpi() {
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1");
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            }
-        }
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd
-}
-
-/// Runs `case` (its rank count is the layout's) on the cluster.
-fn run_on(cl: &Cluster, case: &Case, layout: Layout) -> Result<Output, String> {
-    if case.mode != Mode::Stock {
-        ensure_library(case.flavour)?;
-    }
-    let prog = compile(case.program, case.flavour, case.mode)?;
-    let cmd = cluster_command(
-        cl,
-        case.flavour,
-        case.mode,
-        layout,
-        &prog,
-        case.args,
-        case.env,
-    );
-    run_command(cmd, job_timeout())
-}
 
 /// A conformance program: its name, the word of its "rank N: <verdict>
 /// ok" lines, its arguments, and whether a default run takes it (a
@@ -333,6 +93,20 @@ fn left_out(program: &str, f: Flavour) -> Option<&'static str> {
     None
 }
 
+/// The MPIs a run takes across nodes where a program must finish: both
+/// in a release run (`--full`), Open MPI alone in a default run. Stock
+/// MPICH 4.0.2 hangs now and then in `MPI_Finalize` across these nodes
+/// even with one rank per node (1 `sbatch` job in 6 under `srun --mpi=pmi2`,
+/// after printing everything; see [`MPICH_LAYOUTS`]), and a default run
+/// must not fail by luck. The test of a node that dies runs both: its
+/// ranks never reach `MPI_Finalize`.
+fn finishing_flavours() -> Vec<Flavour> {
+    available_flavours()
+        .into_iter()
+        .filter(|f| f.is_openmpi() || full())
+        .collect()
+}
+
 /// Runs `programs` over the layouts on one cluster of 3 nodes; `test`
 /// names the test in reports.
 fn matrix(test: &str, programs: &[Program]) {
@@ -346,10 +120,7 @@ fn matrix(test: &str, programs: &[Program]) {
         }
     };
     for p in programs.iter().filter(|p| p.quick || full()) {
-        for f in available_flavours() {
-            if !full() && !f.is_openmpi() && SLOW_ON_MPICH.contains(&p.name) {
-                continue;
-            }
+        for f in finishing_flavours() {
             let layouts = layouts(f);
             let (pick, quick_mode) = quick_pick(p.name, layouts.len() - 1);
             if let Some(why) = left_out(p.name, f) {
@@ -575,32 +346,6 @@ fn cluster_nodes_are_separate_and_stop_clean() {
     fl.finish(test);
 }
 
-impl Layout {
-    /// The node (1-based) of world rank `r`, as the launchers place it:
-    /// block fills each node's slots in turn, round-robin deals one rank
-    /// to each node that still has a slot.
-    fn node_of_rank(self, r: usize) -> usize {
-        let mut left: Vec<usize> = self.slots.to_vec();
-        let mut node = 0;
-        for i in 0..=r {
-            if self.round_robin {
-                if i > 0 {
-                    node = (node + 1) % left.len();
-                }
-                while left[node] == 0 {
-                    node = (node + 1) % left.len();
-                }
-            } else {
-                while left[node] == 0 {
-                    node += 1;
-                }
-            }
-            left[node] -= 1;
-        }
-        node + 1
-    }
-}
-
 /// `HEAPMPI_DISABLE=1` on node2 only (set by a script each rank starts
 /// through, as a site's per-node environment would): node2's ranks run
 /// without a heap, node1's still share theirs, every collective still
@@ -616,7 +361,7 @@ fn cluster_a_node_that_cannot_accelerate() {
     };
     let script = "if [ \"$(hostname)\" = node2 ]; then export HEAPMPI_DISABLE=1; fi; \
                   exec \"$@\"";
-    for f in available_flavours() {
+    for f in finishing_flavours() {
         let programs = [
             if f.is_openmpi() {
                 ("coll_reduce", "reduce")
@@ -698,33 +443,6 @@ fn cluster_a_node_that_cannot_accelerate() {
         fl.fail("stopping the cluster", e);
     }
     fl.finish(test);
-}
-
-impl Cluster {
-    /// The network namespace of `node` (its holder's).
-    fn netns(&self, node: &str) -> Option<PathBuf> {
-        let pid = std::fs::read_to_string(self.dir.join(format!("{node}.pid"))).ok()?;
-        std::fs::read_link(format!("/proc/{}/ns/net", pid.trim())).ok()
-    }
-
-    /// The running processes of executable `exe` on `node`.
-    fn processes(&self, node: &str, exe: &Path) -> Vec<i32> {
-        let Some(ns) = self.netns(node) else {
-            return Vec::new();
-        };
-        all_pids()
-            .into_iter()
-            .filter(|&p| proc_exe(p).as_deref() == Some(exe))
-            .filter(|&p| std::fs::read_link(format!("/proc/{p}/ns/net")).ok() == Some(ns.clone()))
-            .collect()
-    }
-
-    /// What `ls /dev/shm` shows on `node`.
-    fn dev_shm(&self, node: &str) -> Result<Vec<String>, String> {
-        let o = run_command(self.exec(node, &["ls", "-A", "/dev/shm"]), job_timeout())?;
-        check_success(&o)?;
-        Ok(o.stdout.lines().map(str::to_string).collect())
-    }
 }
 
 /// Every rank of node2 killed with SIGKILL in the middle of point-to-point
@@ -838,4 +556,212 @@ fn kill_node2(cl: &Cluster, case: &Case, layout: Layout, kind: &str) -> Result<S
         describe_status(o.status),
         o.elapsed.as_secs_f64()
     ))
+}
+
+/// A Slurm cluster on the namespace nodes (`tests/slurm/cluster start DIR
+/// NODES`: slurmctld on node1, one slurmd per node with its own
+/// `NodeName`); stopped when dropped.
+struct Slurm {
+    dir: PathBuf,
+    stopped: bool,
+}
+
+impl Slurm {
+    fn script() -> PathBuf {
+        repo_root().join("tests").join("slurm").join("cluster")
+    }
+
+    /// Its directory must be seen by every node (not under /tmp, which
+    /// each node has its own of) and short enough for the Unix sockets
+    /// Slurm makes there (108 bytes; the deepest adds 45).
+    fn start(cl: &Cluster) -> Result<Slurm, String> {
+        let name = format!("slurm-{}", std::process::id());
+        let mut dir = repo_root().join("target").join("cluster").join(&name);
+        if dir.as_os_str().len() > 56 {
+            dir = PathBuf::from("/var/tmp").join(format!("heapmpi-{name}"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut cmd = Command::new(Slurm::script());
+        cmd.arg("start").arg(&dir).arg(&cl.dir);
+        clean_env(&mut cmd);
+        let out = run_command(cmd, Duration::from_secs(120))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the Slurm cluster did not start:\n{}",
+                out.report()
+            ));
+        }
+        Ok(Slurm {
+            dir,
+            stopped: false,
+        })
+    }
+
+    /// `CMD...` on node1 as a client of this cluster.
+    fn on_node1(&self, cl: &Cluster, argv: &[&str]) -> Command {
+        let conf = format!("SLURM_CONF={}", self.dir.join("slurm.conf").display());
+        let mut all = vec!["env", conf.as_str()];
+        all.extend_from_slice(argv);
+        cl.exec("node1", &all)
+    }
+
+    fn stop(mut self) -> Result<(), String> {
+        self.stopped = true;
+        let mut cmd = Command::new(Slurm::script());
+        cmd.arg("stop").arg(&self.dir);
+        let out = run_command(cmd, Duration::from_secs(60))?;
+        if !out.status.success() {
+            return Err(format!(
+                "stopping the Slurm cluster failed:\n{}",
+                out.report()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(())
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ = Command::new(Slurm::script())
+                .arg("stop")
+                .arg(&self.dir)
+                .status();
+        }
+    }
+}
+
+/// Slurm across two nodes: `srun -N 2` starts the ranks itself (Open MPI:
+/// 4 ranks, `--distribution=cyclic` so a node's ranks are not
+/// consecutive, `--mpi=pmix`; MPICH: 2 ranks, `--mpi=pmi2`), stock,
+/// through `heapmpi-exec` and as the `--wrap` build; and a batch script
+/// submitted with `sbatch -N 2 --wait` runs `srun heapmpi-exec` inside its
+/// allocation. Every heapmpi run prints stock's stdout, with each node's
+/// heap where two ranks share it. `HEAPMPI_STATS=1` is only in `srun`'s
+/// (and `sbatch`'s) environment: Slurm brings it to the ranks.
+#[test]
+fn cluster_srun_and_sbatch_across_nodes() {
+    let test = "cluster_srun_and_sbatch_across_nodes";
+    let mut fl = Failures::new();
+    let cl = Cluster::start(test, 2).unwrap_or_else(|e| panic!("{e}"));
+    let slurm = match Slurm::start(&cl) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let exec = repo_root().join("wrappers").join("heapmpi-exec");
+    let exec = exec.display().to_string();
+    for f in finishing_flavours() {
+        let (layout, n, plugin, extra): (Layout, &str, &str, &[&str]) = if f.is_openmpi() {
+            (RR_2X2, "4", "--mpi=pmix", &["--distribution=cyclic"])
+        } else {
+            (MPICH_LAYOUTS[0], "2", "--mpi=pmi2", &[])
+        };
+        let program = "p2p_order";
+        let srun = |prog: &str, wrapped: bool| -> Vec<String> {
+            let mut v: Vec<String> = ["srun", "-N", "2", "-n", n, plugin, "--kill-on-bad-exit=1"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            v.extend(extra.iter().map(|s| s.to_string()));
+            if wrapped {
+                v.push(exec.clone());
+            }
+            v.push(prog.to_string());
+            v
+        };
+        let run = |argv: Vec<String>| -> Result<Output, String> {
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let mut cmd = slurm.on_node1(&cl, &argv);
+            cmd.envs(STATS);
+            run_command(cmd, job_timeout())
+        };
+        let stock_prog = match compile(program, f, Mode::Stock) {
+            Ok(p) => p.display().to_string(),
+            Err(e) => {
+                fl.fail(program, e);
+                continue;
+            }
+        };
+        let name = format!("{program} {} srun -N 2 -n {n} stock", f.name());
+        let stock = match run(srun(&stock_prog, false)) {
+            Err(e) => {
+                fl.fail(&name, e);
+                continue;
+            }
+            Ok(o) => {
+                let ok = check_stock(&o, layout.ranks(), "order");
+                let passed = ok.is_ok();
+                fl.check(&name, &o, ok);
+                if !passed {
+                    continue;
+                }
+                o
+            }
+        };
+        let wrap_prog = ensure_library(f)
+            .and_then(|()| compile(program, f, Mode::Wrap))
+            .map(|p| p.display().to_string());
+        let mut runs = vec![("heapmpi-exec", Ok(srun(&stock_prog, true)))];
+        runs.push(("--wrap build", wrap_prog.map(|p| srun(&p, false))));
+        for (how, argv) in runs {
+            let name = format!("{program} {} srun -N 2 -n {n} {how}", f.name());
+            fl.record(&name, argv.and_then(run), |o| {
+                check_same_as_stock(o, &stock)?;
+                check_nodes(o, layout)
+            });
+        }
+        // The batch script, as a user would write it.
+        let out = slurm.dir.join(format!("batch-{}.out", f.name()));
+        let script = slurm.dir.join(format!("batch-{}.sh", f.name()));
+        // Inside the allocation srun takes its nodes from the job.
+        let body = format!(
+            "#!/bin/sh\n#SBATCH -N 2\n#SBATCH -n {n}\nexec srun {plugin} {} {exec} {stock_prog}\n",
+            extra.join(" ")
+        );
+        let name = format!("{program} {} sbatch -N 2 --wait", f.name());
+        if let Err(e) = std::fs::write(&script, body) {
+            fl.fail(&name, e.to_string());
+            continue;
+        }
+        let script_s = script.display().to_string();
+        let out_s = format!("--output={}", out.display());
+        let mut cmd = slurm.on_node1(&cl, &["sbatch", "--wait", "-N", "2", &out_s, &script_s]);
+        cmd.envs(STATS);
+        fl.record(&name, run_command(cmd, job_timeout()), |o| {
+            check_success(o)?;
+            let text =
+                std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            // The job's output file holds the ranks' stdout and stderr.
+            let mine: String = text
+                .lines()
+                .filter(|l| !l.starts_with("heapmpi["))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            if mine != stock.stdout {
+                return Err(format!(
+                    "the batch job's output is not stock's:\n{text}\n--- stock ---\n{}",
+                    stock.stdout
+                ));
+            }
+            let active = status_lines(&text)
+                .iter()
+                .filter(|l| l.state == HeapState::Active)
+                .count();
+            let want: usize = layout.slots.iter().filter(|&&k| k > 1).sum();
+            if active != want {
+                return Err(format!(
+                    "{active} ranks report an active heap, expected {want}"
+                ));
+            }
+            Ok(())
+        });
+    }
+    if let Err(e) = slurm.stop() {
+        fl.fail("stopping the Slurm cluster", e);
+    }
+    if let Err(e) = cl.stop() {
+        fl.fail("stopping the cluster", e);
+    }
+    fl.finish(test);
 }
