@@ -2,7 +2,7 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI | off |
+//! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI (on some nodes only: those nodes run without a heap) | off |
 //! | `HEAPMPI_HEAP_SIZE` | shared-heap part per node-local rank (bytes, or with K/M/G/T) | 64G |
 //! | `HEAPMPI_SHM` | where the heap's memory lives: `memfd` (an anonymous file the node's ranks open through `/proc`, bounded by memory, not by `/dev/shm`'s size: a container's 64 MiB `/dev/shm` is enough), or `posix` (an object in `/dev/shm`, unlinked once every rank holds it); `memfd` falls back to `posix` where it cannot be shared | memfd |
 //! | `HEAPMPI_STATS=1` | per-rank report on stderr at `MPI_Finalize` | off |
