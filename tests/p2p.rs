@@ -68,21 +68,28 @@ const CONFIGS: [Config; 3] = [
     },
 ];
 
+/// The ways in `program` takes configuration `i` of [`CONFIGS`] through,
+/// or `None` if this run leaves it out: the 2-rank one both ways; a
+/// default run one of the two 4-rank ones through one way (see
+/// `quick_pick`), `--full` both, each in its own ways.
+fn config_modes(program: &str, i: usize) -> Option<Vec<Mode>> {
+    let (pick, quick_mode) = quick_pick(program, CONFIGS.len() - 1);
+    match i {
+        0 => Some(CONFIGS[0].modes.to_vec()),
+        _ if full() => Some(CONFIGS[i].modes.to_vec()),
+        _ if i - 1 == pick => Some(vec![quick_mode]),
+        _ => None,
+    }
+}
+
 /// Runs one program over the whole matrix; `verdict` is the word of its
 /// "rank N: <verdict> ok" lines.
 fn conformance(test: &str, program: &str, verdict: &str) {
     let mut fl = Failures::new();
-    // A quick run takes one of the two 4-rank configurations (see
-    // `quick_pick`); `--full` both.
-    let (pick, quick_mode) = quick_pick(program, 2);
     for f in available_flavours() {
         for (i, cfg) in CONFIGS.iter().enumerate() {
-            let quick_modes = [quick_mode];
-            let modes: &[Mode] = match i {
-                0 => cfg.modes,
-                _ if full() => cfg.modes,
-                _ if i - 1 == pick => &quick_modes,
-                _ => continue,
+            let Some(modes) = config_modes(program, i) else {
+                continue;
             };
             let n = cfg.nranks;
             let args: &[&str] = if program == "p2p_random" {
@@ -100,7 +107,7 @@ fn conformance(test: &str, program: &str, verdict: &str) {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for &mode in modes {
+            for &mode in &modes {
                 let case = Case::new(program, f, mode, n).args(args).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;
@@ -540,15 +547,10 @@ fn p2p_mixed_with_mpi4_routines() {
         !flavours.is_empty(),
         "no installed MPI declares the MPI-4.0 routines (MPICH 4 does)"
     );
-    let (pick, quick_mode) = quick_pick(program, 2);
     for f in flavours {
         for (i, cfg) in CONFIGS.iter().enumerate() {
-            let quick_modes = [quick_mode];
-            let modes: &[Mode] = match i {
-                0 => cfg.modes,
-                _ if full() => cfg.modes,
-                _ if i - 1 == pick => &quick_modes,
-                _ => continue,
+            let Some(modes) = config_modes(program, i) else {
+                continue;
             };
             let n = cfg.nranks;
             let mut env: Vec<(&str, &str)> = cfg.env.to_vec();
@@ -562,7 +564,7 @@ fn p2p_mixed_with_mpi4_routines() {
             if cfg.stats {
                 env.extend_from_slice(&STATS);
             }
-            for &mode in modes {
+            for &mode in &modes {
                 let case = Case::new(program, f, mode, n).env(&env);
                 fl.run(case, |o| {
                     check_same_as_stock(o, &stock)?;
