@@ -263,7 +263,7 @@ pub(super) unsafe fn wait_as(
 ) -> c_int {
     // SAFETY: the caller's request.
     let Some(i) = (unsafe { ours_at(request) }) else {
-        if engine::enabled() && engine::lock().has_polled() {
+        if engine::enabled() && engine::any_polled() {
             // SAFETY: the caller's arguments.
             return unsafe { wait_real_polling(request, status) };
         }

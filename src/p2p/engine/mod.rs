@@ -40,6 +40,7 @@
 
 mod access;
 mod polled;
+pub use polled::any_polled;
 mod pool;
 mod recv;
 mod req;

@@ -5,8 +5,24 @@
 //! by matched probes (`MPI_Improbe` + `MPI_Imrecv`), in posting order.
 
 use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
+
+/// Whether any polled receive is pending in this process: a copy of
+/// `polled_total > 0` that callers may read without taking the engine
+/// (`MPI_Wait` on the real MPI's request asks on every call). Written only
+/// under the engine by [`Engine::polled_add`]. Relaxed: the thread that
+/// posted a polled receive reads its own write in program order; another
+/// thread's receive has no order with this call anyway, and a stale answer
+/// only picks the real wait instead of the polling one.
+static ANY_POLLED: AtomicBool = AtomicBool::new(false);
+
+/// [`Engine::has_polled`] without the engine (see [`ANY_POLLED`]).
+#[inline]
+pub fn any_polled() -> bool {
+    ANY_POLLED.load(Ordering::Relaxed)
+}
 
 impl Engine {
     /// Whether a pending polled receive on communicator `id` matches a
@@ -46,6 +62,7 @@ impl Engine {
             None => self.polled.push((id, d as u32)),
         }
         self.polled.retain(|e| e.1 > 0);
+        ANY_POLLED.store(self.polled_total > 0, Ordering::Relaxed);
     }
 
     /// Serves polled receives from the real MPI, in posting order.
