@@ -214,17 +214,7 @@ pub fn cluster_command(
     argv.extend(args.iter().map(|a| a.to_string()));
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let mut cmd = cl.exec("node1", &argv);
-    match mode {
-        Mode::Preload => {
-            cmd.env("HEAPMPI_MPI", f.family());
-        }
-        Mode::Wrap | Mode::Stock => {
-            if f.is_openmpi() {
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1");
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            }
-        }
-    }
+    launcher_env(&mut cmd, f, mode);
     for (k, v) in env {
         cmd.env(k, v);
     }

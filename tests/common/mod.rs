@@ -598,6 +598,22 @@ pub fn clean_env(cmd: &mut Command) {
     }
 }
 
+/// What the launcher of `mode` needs in its environment: heapmpirun the
+/// MPI's family, Open MPI's own launcher leave to run as root.
+pub fn launcher_env(cmd: &mut Command, f: Flavour, mode: Mode) {
+    match mode {
+        Mode::Preload => {
+            cmd.env("HEAPMPI_MPI", f.family());
+        }
+        Mode::Wrap | Mode::Stock => {
+            if f.is_openmpi() {
+                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1");
+                cmd.env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            }
+        }
+    }
+}
+
 /// The command line that starts `prog` with `nranks` ranks in `mode`.
 pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&str]) -> Command {
     let n = nranks.to_string();
@@ -619,17 +635,7 @@ pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&
     };
     cmd.arg(prog).args(args).current_dir(repo_root());
     clean_env(&mut cmd);
-    match mode {
-        Mode::Preload => {
-            cmd.env("HEAPMPI_MPI", f.family());
-        }
-        Mode::Wrap | Mode::Stock => {
-            if f.is_openmpi() {
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1");
-                cmd.env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            }
-        }
-    }
+    launcher_env(&mut cmd, f, mode);
     cmd.envs(f.tool_env());
     if f == Flavour::OpenMpi5 {
         // The wheel's default one-sided and point-to-point components
