@@ -13,17 +13,18 @@
 //! Each rank therefore has one thread that sleeps in the kernel on the
 //! doorbell of its mailbox (a shared futex, [`crate::sys::wake`]). A sender
 //! that has waited a while for a send that needs its receiver rings the
-//! receiver's doorbell ([`ring`], from `Engine::ring_waited`) and keeps
-//! ringing now and then while it waits. The woken thread takes the engine
-//! if no thread of its process is inside it (see `engine::access`: if one
-//! is, that thread makes progress itself) and runs one round of progress:
-//! returned headers, the global queue and the fast boxes (matching exactly
-//! as the calling threads do, on the same queues, under the same exclusion,
-//! so ordering and matching are those of any other progress round), the
-//! copies of matched messages, helping synergistic copies. Below
-//! `MPI_THREAD_MULTIPLE` it never calls the MPI library: receives of
-//! non-contiguous types keep their bytes for the next calling thread to
-//! unpack, and receives the real MPI may serve are left to calling threads.
+//! receiver's doorbell ([`Mailbox::ring`], from `Engine::ring_waited`) and
+//! keeps ringing now and then while it waits. The woken thread takes the
+//! engine if no thread of its process is inside it (see `engine::access`:
+//! if one is, that thread makes progress itself) and runs one round of
+//! progress: returned headers, the global queue and the fast boxes
+//! (matching exactly as the calling threads do, on the same queues, under
+//! the same exclusion, so ordering and matching are those of any other
+//! progress round), the copies of matched messages, helping synergistic
+//! copies. Below `MPI_THREAD_MULTIPLE` it never calls the MPI library:
+//! receives of non-contiguous types keep their bytes for the next calling
+//! thread to unpack, and receives the real MPI may serve are left to
+//! calling threads.
 //!
 //! Measured alternatives (issue notes): wrapping every blocking real call
 //! to poll cannot cover calls heapmpi does not intercept, and letting the
@@ -45,21 +46,6 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 /// The running thread and the mailbox it watches.
 static THREAD: Mutex<Option<(JoinHandle<()>, &'static Mailbox)>> = Mutex::new(None);
-
-/// Rings `mb`'s doorbell: wakes its owner's progress thread.
-pub fn ring(mb: &Mailbox) {
-    crate::stats::P2P_RINGS.add(1);
-    ring_quietly(mb);
-}
-
-/// [`ring`], not counted (stopping our own thread).
-fn ring_quietly(mb: &Mailbox) {
-    // Release: a thread that sees the new value also sees what the ringer
-    // wrote before (`stop` relies on it for STOP; senders publish through
-    // the queues anyway).
-    mb.doorbell.fetch_add(1, Ordering::Release);
-    wake::futex_wake(&mb.doorbell);
-}
 
 /// Starts this rank's progress thread on its mailbox `mb`. Returns false
 /// if the thread could not be created (heapmpi then runs without it:
@@ -98,7 +84,7 @@ pub fn stop() {
     };
     // Relaxed: published by the Release ring below (see `run`).
     STOP.store(true, Ordering::Relaxed);
-    ring_quietly(mb);
+    mb.ring_quietly();
     let _ = h.join();
 }
 
@@ -109,8 +95,9 @@ fn run(mb: &'static Mailbox) {
     // not in MPI_Init, and before this thread's first handshake: until it
     // is done, the calling threads fence fully (see `wake::init_barrier`).
     wake::init_barrier();
-    // Acquire (here and below): pairs with the Release increment in `ring`,
-    // so a thread that sees `stop`'s ring also sees STOP.
+    // Acquire (here and below): pairs with the Release increment in
+    // `Mailbox::ring_quietly`, so a thread that sees `stop`'s ring also
+    // sees STOP.
     let mut seen = mb.doorbell.load(Ordering::Acquire);
     loop {
         // STOP is looked at before every sleep, after the last look at the

@@ -22,6 +22,8 @@
 
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+use crate::sys::wake;
+
 /// Header flag: the payload follows the header inline (immediate protocol).
 pub const F_INLINE: u32 = 1;
 /// Header flag: synchronous send; the sender's request completes only when
@@ -230,6 +232,24 @@ fn stack_take_fifo(top: &AtomicPtr<Msg>, out: &mut Vec<*mut Msg>) {
 }
 
 impl Mailbox {
+    /// Rings this mailbox's doorbell: wakes its owner's progress thread
+    /// (`p2p::progress`), which a waiting sender asks for. Below the engine
+    /// and the progress thread both: the engine rings its peers' doorbells,
+    /// the progress thread sleeps on its own.
+    pub fn ring(&self) {
+        crate::stats::P2P_RINGS.add(1);
+        self.ring_quietly();
+    }
+
+    /// [`Mailbox::ring`], not counted (a rank stopping its own thread).
+    pub fn ring_quietly(&self) {
+        // Release: a thread that sees the new value also sees what the ringer
+        // wrote before (`progress::stop` relies on it for STOP; senders
+        // publish through the queues anyway).
+        self.doorbell.fetch_add(1, Ordering::Release);
+        wake::futex_wake(&self.doorbell);
+    }
+
     /// Appends `m` to this rank's global incoming queue.
     ///
     /// # Safety

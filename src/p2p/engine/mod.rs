@@ -590,7 +590,7 @@ impl Engine {
     pub fn ring_waited(&self) {
         for (p, tx) in self.tx.iter().enumerate() {
             if tx.waiting > 0 && p as u32 != self.me_local {
-                super::progress::ring(self.mailbox(p as u32));
+                self.mailbox(p as u32).ring();
             }
         }
     }
@@ -599,7 +599,7 @@ impl Engine {
     pub fn ring_all(&self) {
         for p in 0..self.nlocal {
             if p != self.me_local {
-                super::progress::ring(self.mailbox(p));
+                self.mailbox(p).ring();
             }
         }
     }
