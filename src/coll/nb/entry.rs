@@ -137,7 +137,7 @@ macro_rules! nb_entry {
 /// [`CollArgs`](crate::p2p::engine::CollArgs) handed to `persist::init`;
 /// the `v` and `w` forms, which copy arrays first, write the body
 /// themselves (`with (request, real) { ... }`, naming the out-pointer and
-/// the real initialisation, a closure), from `persist::prelude`. Written
+/// the real initialisation, a closure), from [`prelude`]. Written
 /// through [`nb_entry!`], next to the nonblocking form.
 #[cfg(heapmpi_mpi4_base)]
 macro_rules! persist_init {
@@ -169,7 +169,7 @@ macro_rules! persist_init {
             $request: *mut mpi_sys::MPI_Request,
         ) -> core::ffi::c_int {
             #[allow(unused_imports)]
-            use $crate::coll::nb::persist::prelude::*;
+            use $crate::coll::nb::entry::prelude::*;
             // SAFETY: the caller's arguments, forwarded unchanged.
             let $realf = || unsafe { $real($($arg,)* info, $request) };
             // SAFETY: the caller's arguments, as the MPI routine's contract
@@ -178,4 +178,25 @@ macro_rules! persist_init {
             unsafe { $body }
         }
     };
+}
+
+/// What the bodies of the initialisations ([`persist_init!`], next to each
+/// nonblocking entry) build from: the persistent layer's arguments and
+/// routine numbers ([`super::persist`]) and the `v` and `w` forms' array
+/// copies ([`super::persist_v`]). Here, beside the macro, so that neither
+/// of those two modules re-exports the other.
+#[cfg(heapmpi_mpi4_base)]
+pub(super) mod prelude {
+    pub(in crate::coll::nb) use super::super::super::{in_place, to_real};
+    pub(in crate::coll::nb) use super::super::persist::{args, blocks_args, fold_args};
+    pub(in crate::coll::nb) use super::super::persist::{
+        ALLGATHER, ALLGATHERV, ALLREDUCE, ALLTOALL, ALLTOALLV, ALLTOALLW, BARRIER, BCAST, EXSCAN,
+        GATHER, GATHERV, NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV, NEIGHBOR_ALLTOALL,
+        NEIGHBOR_ALLTOALLV, NEIGHBOR_ALLTOALLW, REDUCE, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN,
+        SCATTER, SCATTERV,
+    };
+    pub(in crate::coll::nb) use super::super::persist_v::{
+        all, copy, degrees, v_init, w_init, NONE,
+    };
+    pub(in crate::coll::nb) use crate::p2p::engine::CollArgs;
 }

@@ -55,6 +55,8 @@ mod neighbor;
 #[cfg(heapmpi_mpi4_base)]
 mod persist;
 #[cfg(heapmpi_mpi4_base)]
+mod persist_arrays;
+#[cfg(heapmpi_mpi4_base)]
 mod persist_v;
 mod reduce;
 mod vcalls;

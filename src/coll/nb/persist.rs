@@ -5,8 +5,8 @@
 //! on communicators inside one node: the initialisation every form ends
 //! in ([`init`]) and the start. The routines themselves are written next
 //! to their nonblocking forms, from the same signature (`nb_entry!`), out
-//! of [`prelude`]; the `v` and `w` forms' array copies are
-//! [`super::persist_v`]'s.
+//! of `entry::prelude`; the `v` and `w` forms' array copies are made by
+//! [`super::persist_v`] and held in [`super::persist_arrays`]'s types.
 //!
 //! A persistent collective is a nonblocking one whose arguments are fixed
 //! once and which is started many times (MPI-4.0 §6.13; the MPI Forum's
@@ -50,7 +50,7 @@ use super::neighbor::{ineighbor_allgather_to, ineighbor_alltoall_to, uniform};
 use super::neighbor::{ineighbor_allgatherv_op, ineighbor_allgatherv_to};
 use super::neighbor::{ineighbor_alltoallv_op, ineighbor_alltoallv_to};
 use super::neighbor::{ineighbor_alltoallw_op, ineighbor_alltoallw_to};
-use super::persist_v::{arrays, w_arrays};
+use super::persist_arrays::{arrays, w_arrays};
 use super::reduce::{iallreduce_to, iexscan_to, ireduce_scatter_block_to, iscan_to};
 use super::reduce::{ireduce_scatter_op, ireduce_scatter_to};
 use super::reduce::{ireduce_to, reduction};
@@ -60,22 +60,6 @@ use super::vcalls::{igatherv_op, igatherv_to, iscatterv_op, iscatterv_to};
 use super::{nb_node, Fold, How, Kind, To};
 use crate::comm::node::Node;
 use crate::p2p::engine::CollArgs;
-
-/// What the bodies of the initialisations (`persist_init!`, next to each
-/// nonblocking entry) build from.
-pub(super) mod prelude {
-    pub(in crate::coll::nb) use super::super::super::{in_place, to_real};
-    pub(in crate::coll::nb) use super::super::persist_v::NONE;
-    pub(in crate::coll::nb) use super::super::persist_v::{all, copy, degrees, v_init, w_init};
-    pub(in crate::coll::nb) use super::{args, blocks_args, fold_args};
-    pub(in crate::coll::nb) use super::{ALLGATHER, ALLGATHERV, ALLREDUCE, ALLTOALL, ALLTOALLV};
-    pub(in crate::coll::nb) use super::{ALLTOALLW, BARRIER, BCAST, EXSCAN, GATHER, GATHERV};
-    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV};
-    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLTOALL, NEIGHBOR_ALLTOALLV};
-    pub(in crate::coll::nb) use super::{NEIGHBOR_ALLTOALLW, REDUCE, REDUCE_SCATTER};
-    pub(in crate::coll::nb) use super::{REDUCE_SCATTER_BLOCK, SCAN, SCATTER, SCATTERV};
-    pub(in crate::coll::nb) use crate::p2p::engine::CollArgs;
-}
 
 /// The routines, as [`CollArgs::call`] numbers them.
 pub(super) const BARRIER: u8 = 0;

@@ -3,10 +3,11 @@
 //! next to their nonblocking forms, `nb_entry!`): the `v` forms keep
 //! copies of their count and displacement arrays, made where they are
 //! significant and kept in the request (`CollArgs::arrays`, opaque to the
-//! requests' layer), which every start hands to the nonblocking call; the
-//! `w` forms (`MPI_Alltoallw_init`, `Neighbor_alltoallw_init`) copies of
-//! their datatype arrays too, each derived datatype replaced by a
-//! duplicate the request holds.
+//! requests' layer; [`super::persist_arrays`]), which every start hands
+//! to the nonblocking call; the `w` forms (`MPI_Alltoallw_init`,
+//! `Neighbor_alltoallw_init`) copies of their datatype arrays too, each
+//! derived datatype replaced by a duplicate the request holds. Above
+//! [`super::persist`]: each ends in its [`init`] or [`init_with`].
 
 use core::ffi::{c_int, c_void};
 
@@ -14,34 +15,8 @@ use mpi_sys as ffi;
 
 use super::super::to_real;
 use super::persist::{args, dup_derived, init, init_with};
+use super::persist_arrays::{Arrays, WArrays};
 use crate::p2p::engine::{CollArgs, CollArrays};
-
-/// The `v` forms' arrays (send counts and displacements, receive counts
-/// and displacements), copied at the initialisation; an empty one was
-/// null or is not significant on this member.
-pub(super) struct Arrays([Vec<c_int>; 4]);
-
-impl Arrays {
-    /// Array `k`'s copy as a pointer (null when empty).
-    fn ptr(&self, k: usize) -> *const c_int {
-        if self.0[k].is_empty() {
-            core::ptr::null()
-        } else {
-            self.0[k].as_ptr()
-        }
-    }
-}
-
-/// The arrays `a` holds (none: every pointer null).
-pub(super) fn arrays(a: &CollArgs) -> impl Fn(usize) -> *const c_int + '_ {
-    // SAFETY: the arrays live as long as the request `a` belongs to,
-    // which its initialisation or start holds.
-    let arr = a
-        .arrays
-        .as_ref()
-        .and_then(|x| unsafe { x.get() }.downcast_ref::<Arrays>());
-    move |k| arr.map_or(core::ptr::null(), |x| x.ptr(k))
-}
 
 /// An array not significant on any member, for [`v_init`].
 pub(super) const NONE: (*const c_int, bool, bool) = (core::ptr::null(), false, false);
@@ -88,7 +63,7 @@ pub(super) unsafe fn v_init(
             unsafe { core::slice::from_raw_parts(p, len) }.to_vec()
         }
     };
-    a.arrays = Some(CollArrays::new(Box::new(Arrays(given.map(copy)))));
+    a.arrays = Some(CollArrays::new(Box::new(Arrays::new(given.map(copy)))));
     // SAFETY: per the contract.
     unsafe { init(a, request, real) }
 }
@@ -100,61 +75,6 @@ pub(super) fn degrees(comm: ffi::MPI_Comm) -> Option<[usize; 4]> {
     let nb = super::super::info(comm)?.topo.get()?.as_ref()?;
     let (o, i) = (nb.blocks, nb.indegree());
     Some([o, o, i, i])
-}
-
-/// The `w` forms' arrays, send then receive: counts, displacements (`int`
-/// for `Alltoallw`, `MPI_Aint` for `Neighbor_alltoallw`: the other pair
-/// is empty) and datatypes (derived ones replaced by the request's
-/// duplicates), copied at the initialisation.
-pub(super) struct WArrays {
-    counts: [Vec<c_int>; 2],
-    displs_int: [Vec<c_int>; 2],
-    displs_aint: [Vec<ffi::MPI_Aint>; 2],
-    types: [Vec<ffi::MPI_Datatype>; 2],
-}
-
-// SAFETY: the datatype handles are plain values (pointers in Open MPI's
-// bindings) that are only passed back to the MPI, by whichever thread
-// starts the request; nothing is read through them here.
-unsafe impl Send for WArrays {}
-// SAFETY: as above: shared references only copy the handles.
-unsafe impl Sync for WArrays {}
-
-/// `v` as a pointer (null when empty).
-fn ptr_of<T>(v: &[T]) -> *const T {
-    if v.is_empty() {
-        core::ptr::null()
-    } else {
-        v.as_ptr()
-    }
-}
-
-impl WArrays {
-    /// Counts `k` (0: send, 1: receive).
-    pub(super) fn counts(&self, k: usize) -> *const c_int {
-        ptr_of(&self.counts[k])
-    }
-
-    /// `int` displacements `k`.
-    pub(super) fn displs_int(&self, k: usize) -> *const c_int {
-        ptr_of(&self.displs_int[k])
-    }
-
-    /// `MPI_Aint` displacements `k`.
-    pub(super) fn displs_aint(&self, k: usize) -> *const ffi::MPI_Aint {
-        ptr_of(&self.displs_aint[k])
-    }
-
-    /// Datatypes `k`.
-    pub(super) fn types(&self, k: usize) -> *const ffi::MPI_Datatype {
-        ptr_of(&self.types[k])
-    }
-}
-
-/// The `w` arrays `a` holds, if any.
-pub(super) fn w_arrays(a: &CollArgs) -> Option<&WArrays> {
-    // SAFETY: as in `arrays`.
-    unsafe { a.arrays.as_ref()?.get() }.downcast_ref::<WArrays>()
 }
 
 /// `len` entries at `p` (none when null).
@@ -225,12 +145,12 @@ pub(super) unsafe fn w_init(
     let mut a = args(call, comm);
     a.sbuf = sbuf;
     a.rbuf = rbuf;
-    a.arrays = Some(CollArrays::new(Box::new(WArrays {
+    a.arrays = Some(CollArrays::new(Box::new(WArrays::new(
         counts,
         displs_int,
         displs_aint,
         types,
-    })));
+    ))));
     // SAFETY: per the contract.
     unsafe { init_with(a, held, request, real) }
 }
