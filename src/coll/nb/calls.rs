@@ -9,7 +9,8 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::super::{in_place, rank_ok, to_real, Buf};
-use super::{nb_node, post, How, Kind, Recv, To};
+use super::schedule::{nb_node, post, To};
+use super::{dup, How, Kind, Recv};
 use crate::comm::node::Node;
 
 /// Queues `op` under the request `to` names, or makes the real call:
@@ -80,14 +81,6 @@ pub(super) unsafe fn bcast(
         };
         Some((node, kind))
     })
-}
-
-/// A duplicate of `dt`, or `None`.
-pub(super) fn dup(dt: ffi::MPI_Datatype) -> Option<ffi::MPI_Datatype> {
-    // SAFETY: reading an MPI constant.
-    let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
-    // SAFETY: a valid datatype (its layout was read) and an out-pointer.
-    (unsafe { ffi::PMPI_Type_dup(dt, &mut t) } == 0).then_some(t)
 }
 
 /// What a member publishes: `b` packed (at the call, so that the progress

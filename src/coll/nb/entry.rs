@@ -94,7 +94,7 @@ macro_rules! nb_entry {
         #[allow(clippy::too_many_arguments)]
         pub(super) unsafe fn $to(
             $($arg: $ty,)*
-            to: $crate::coll::nb::To,
+            to: $crate::coll::nb::schedule::To,
         ) -> core::ffi::c_int {
             $(crate::profile::data($count as i64, $dt);)?
             // SAFETY: the caller's arguments, as the MPI routine's contract
@@ -124,7 +124,7 @@ macro_rules! nb_entry {
             request: *mut mpi_sys::MPI_Request,
         ) -> core::ffi::c_int {
             // SAFETY: the caller's arguments.
-            unsafe { $to($($arg,)* $crate::coll::nb::To::New(request)) }
+            unsafe { $to($($arg,)* $crate::coll::nb::schedule::To::New(request)) }
         }
 
     };

@@ -30,7 +30,8 @@
 //! cells' ring. Slower, but it needs no memory, so it cannot fail.
 
 use super::super::{assist, Stage, FAIL};
-use super::{block_senders, stash_blocks, Fold, How, Kind, Pending};
+use super::small::{block_senders, stash_blocks};
+use super::{Fold, How, Kind, Pending};
 use crate::comm::node::Node;
 
 /// Bytes a receiver of a direct reduction folds at a time: a chunk, its

@@ -31,8 +31,9 @@ use mpi_sys as ffi;
 use super::super::neighbor::Call;
 use super::super::vector::VBuf;
 use super::super::{in_place, info, profile_alltoallv, Buf, Peers};
+use super::schedule::nb_node;
 use super::vector::Held;
-use super::{nb_node, vector, Kind};
+use super::{vector, Kind};
 use crate::comm::node::Node;
 
 /// The operation of `call` with the buffers described, or `None` for the

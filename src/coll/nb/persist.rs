@@ -54,10 +54,11 @@ use super::persist_arrays::{arrays, w_arrays};
 use super::reduce::{iallreduce_to, iexscan_to, ireduce_scatter_block_to, iscan_to};
 use super::reduce::{ireduce_scatter_op, ireduce_scatter_to};
 use super::reduce::{ireduce_to, reduction};
+use super::schedule::{nb_node, To};
 use super::vcalls::{iallgatherv_op, iallgatherv_to, ialltoallv_op, ialltoallv_to};
 use super::vcalls::{ialltoallw_op, ialltoallw_to};
 use super::vcalls::{igatherv_op, igatherv_to, iscatterv_op, iscatterv_to};
-use super::{nb_node, Fold, How, Kind, To};
+use super::{release, Fold, How, Kind};
 use crate::comm::node::Node;
 use crate::p2p::engine::CollArgs;
 
@@ -445,7 +446,7 @@ pub(super) unsafe fn would_queue(a: &CollArgs) -> bool {
     // SAFETY: per the contract.
     match unsafe { plan(a) } {
         Some((_, kind)) => {
-            super::release(&kind);
+            release(&kind);
             true
         }
         None => false,

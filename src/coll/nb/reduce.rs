@@ -12,7 +12,8 @@ use mpi_sys as ffi;
 
 use super::super::op::Reducer;
 use super::super::{in_place, rank_ok};
-use super::{nb_node, Fold, Kind};
+use super::schedule::nb_node;
+use super::{Fold, Kind};
 use crate::comm::node::Node;
 use crate::dt;
 

@@ -11,7 +11,7 @@ use mpi_sys as ffi;
 
 use super::super::vector::VBuf;
 use super::super::{in_place, profile_alltoallv, Buf, Peers};
-use super::nb_node;
+use super::schedule::nb_node;
 use super::vector::{plan, vop, Held, VHow};
 
 nb_entry! {

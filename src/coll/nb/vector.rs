@@ -28,8 +28,7 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::super::{in_place, rank_ok, Buf, Stage};
-use super::calls::dup;
-use super::{Kind, Pending};
+use super::{dup, Kind, Pending};
 use crate::comm::node::Node;
 
 /// Which call.
