@@ -40,6 +40,7 @@ mod fold;
 mod gather;
 mod nb;
 mod neighbor;
+mod offer;
 pub use crate::op;
 mod order;
 mod reduce;

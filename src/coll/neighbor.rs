@@ -35,7 +35,7 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::gather::any_failed;
-use super::vector::{entry_in, offer, VBuf};
+use super::offer::{entry_in, offer, VBuf};
 use super::{flat, gave_up, in_place, info, profile_alltoallv, ran, to_real, Peers};
 use crate::comm::node::Node;
 use crate::comm::topo::{self, Exchange, Neighbors, Pairing};

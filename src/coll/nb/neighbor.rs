@@ -29,7 +29,7 @@ use core::ffi::{c_int, c_void};
 use mpi_sys as ffi;
 
 use super::super::neighbor::Call;
-use super::super::vector::VBuf;
+use super::super::offer::VBuf;
 use super::super::{in_place, info, profile_alltoallv, Buf, Peers};
 use super::schedule::nb_node;
 use super::vector::Held;

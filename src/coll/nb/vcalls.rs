@@ -9,7 +9,7 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
-use super::super::vector::VBuf;
+use super::super::offer::VBuf;
 use super::super::{in_place, profile_alltoallv, Buf, Peers};
 use super::schedule::nb_node;
 use super::vector::{plan, vop, Held, VHow};
