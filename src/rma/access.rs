@@ -14,7 +14,8 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
-use super::window::{fast, Fast};
+use super::state::Fast;
+use super::window::fast;
 use super::{outcome, proc_null};
 use crate::dt::{layout, Buf};
 use crate::heap;

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use mpi_sys as ffi;
 
 use super::on;
-use super::window::{adopt, flavor, local_allocatable, put_ptr, Peer};
+use super::state::Peer;
+use super::window::{adopt, flavor, local_allocatable, put_ptr};
 use crate::comm::node::LINE;
 use crate::heap;
 use crate::stats;

@@ -41,6 +41,7 @@ mod atomic;
 mod create;
 mod lockword;
 mod oracle;
+mod state;
 mod sync;
 pub mod window;
 

@@ -35,7 +35,8 @@ use std::sync::atomic::{fence as mem_fence, Ordering};
 use mpi_sys as ffi;
 
 use super::lockword;
-use super::window::{fast, Epochs, Fast};
+use super::state::{EpochGuard, Epochs, Fast};
+use super::window::fast;
 use super::{mode, proc_null, raise, to_real};
 use crate::comm::node::wait_until;
 use crate::stats;
@@ -53,7 +54,7 @@ fn release(f: &Fast, t: usize, exclusive: bool) {
 }
 
 /// This member's epochs on `f`.
-fn epochs(f: &Fast) -> super::window::EpochGuard<'_> {
+fn epochs(f: &Fast) -> EpochGuard<'_> {
     f.epochs()
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use mpi_sys as ffi;
 
 use super::super::access::{at, load, locate, packed, runs, store, Loc, Stop};
-use super::super::window::Fast;
+use super::super::state::Fast;
 use super::plan::{elem_buf, Acc, Plan};
 use crate::comm::node::wait_until;
 use crate::dt::Buf;
