@@ -1,25 +1,37 @@
 //! Run-time settings, read once from `HEAPMPI_*` environment variables.
 //!
+//! This table is every `HEAPMPI_*` variable a user sets. The library reads
+//! all but `HEAPMPI_MPI`, `HEAPMPI_LIB`, `HEAPMPI_ROOT` and
+//! `HEAPMPI_VERBOSE`, which only the scripts in `wrappers/` read.
+//! `docs/settings.md` holds the same table: the test
+//! `docs_settings_md_matches_this_table` below fails when the two differ and
+//! prints the table to paste there.
+//!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI (on some nodes only: those nodes run without a heap) | off |
-//! | `HEAPMPI_HEAP_SIZE` | shared-heap part per node-local rank (bytes, or with K/M/G/T) | 64G |
-//! | `HEAPMPI_SHM` | where the heap's memory lives: `memfd` (an anonymous file the node's ranks open through `/proc`, bounded by memory, not by `/dev/shm`'s size: a container's 64 MiB `/dev/shm` is enough), or `posix` (an object in `/dev/shm`, unlinked once every rank holds it); `memfd` falls back to `posix` where it cannot be shared | memfd |
-//! | `HEAPMPI_STATS=1` | per-rank report on stderr at `MPI_Finalize` | off |
-//! | `HEAPMPI_P2P=0` | keep the shared heap but send point-to-point through the real MPI | on |
-//! | `HEAPMPI_IMMEDIATE_MAX` | largest message sent inline with its header (immediate protocol) | 2K |
-//! | `HEAPMPI_SYNERGY_MIN` | smallest message the sender helps copy (synergistic protocol) | 256K |
-//! | `HEAPMPI_BLOCK_SIZE` | block size of the synergistic copy | 128K |
-//! | `HEAPMPI_EAGER_MAX` | largest standard send buffered when its receiver is late | 64K |
-//! | `HEAPMPI_QUEUE` | global queue: `lockfree` or `lock` | lockfree |
-//! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box (0: none; else rounded up to a power of two, at least 1K) | 16K |
-//! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box (at most a quarter of the box, less 32 B, and `HEAPMPI_IMMEDIATE_MAX`) | 2K |
-//! | `HEAPMPI_COLL=0` | keep collectives in the real MPI | on |
-//! | `HEAPMPI_RMA=0` | keep one-sided communication (windows) in the real MPI | on |
-//! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a member's cell (at most 32 B share the flag's line, more start on the next line; larger payloads are read in place) | 1K |
-//! | `HEAPMPI_COLL_RADIX` | fan-out of the collectives' trees: the barrier's (above radix + 1 ranks on a node, or when ranks outnumber cores) and small commutative reductions' (above radix + 1 ranks) | 4 |
-//! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: pretend nodes of N consecutive world ranks | off |
-//! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: one rank refuses the first N proposed heap addresses | 0 |
+//! | `HEAPMPI_DISABLE=1` | pass everything straight to glibc and the real MPI; given to some nodes only, those nodes run without a heap and the others keep theirs | off |
+//! | `HEAPMPI_HEAP_SIZE` | shared heap per node-local rank: bytes, or with a `K`/`M`/`G`/`T` suffix; from 256K to 16T | `64G` |
+//! | `HEAPMPI_SHM` | where the heap's memory lives: `memfd` (an anonymous file the node's ranks open through `/proc`, bounded by memory, not by `/dev/shm`'s size) or `posix` (an object in `/dev/shm`, unlinked once every rank holds it); local rank 0's setting decides, and `memfd` falls back to `posix` where it cannot be shared | `memfd` |
+//! | `HEAPMPI_STATS=1` | one line per rank on stderr at `MPI_Finalize`: the heap, its allocations, and what point-to-point, collectives and one-sided did (see "The `HEAPMPI_STATS` report") | off |
+//! | `HEAPMPI_PROFILE=1\|FILE` | time every MPI call heapmpi defines and print one job-wide table on rank 0's stderr at `MPI_Finalize`; a file name also gets the table as CSV (if any rank asks, all take part; see "Where the time goes") | off |
+//! | `HEAPMPI_P2P=0` | keep the shared heap but send point-to-point through the real MPI (if any rank has it, all ranks do) | on |
+//! | `HEAPMPI_IMMEDIATE_MAX` | largest message sent inline with its header (immediate protocol); at most 128K-64 | `2K` |
+//! | `HEAPMPI_SYNERGY_MIN` | smallest message the sender helps copy (synergistic protocol) | `256K` |
+//! | `HEAPMPI_BLOCK_SIZE` | block size of the synergistic copy; from 4K to 1G | `128K` |
+//! | `HEAPMPI_EAGER_MAX` | largest standard-mode send copied to a shared buffer once its sender has waited 50 µs for a receiver that has not taken it (programs that rely on eager buffering, as many do, do not deadlock) | `64K` |
+//! | `HEAPMPI_QUEUE=lockfree\|lock` | discipline of each rank's global incoming queue (if any rank asks for `lock`, all use it) | `lockfree` |
+//! | `HEAPMPI_FASTBOX_SIZE` | bytes of each per-pair fast box, rounded up to a power of two, at least 1K; `0`: no fast boxes | `16K` |
+//! | `HEAPMPI_FASTBOX_MAX` | largest message sent through a fast box; at most `HEAPMPI_IMMEDIATE_MAX` and a quarter of the box less 32 B | `2K` |
+//! | `HEAPMPI_COLL=0` | keep the collectives in the real MPI (if any rank has it, all ranks do) | on |
+//! | `HEAPMPI_RMA=0` | keep one-sided communication (windows, `MPI_Alloc_mem`) in the real MPI (if any rank has it, all ranks do) | on |
+//! | `HEAPMPI_COLL_INLINE` | bytes of collective payload carried inline in a rank's cell (up to 32 B share the flag's cache line, more start on the next line; larger payloads are read in place); at most 1M | `1K` |
+//! | `HEAPMPI_COLL_RADIX` | fan-out (1 to 64) of the collectives' trees: the barrier's, used when a node has more than radix + 1 of the communicator's ranks or ranks outnumber cores, and that of small commutative `Reduce`/`Allreduce` on more than radix + 1 ranks | `4` |
+//! | `HEAPMPI_MPI=openmpi\|mpich` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: which MPI when `ldd` of the program (or `MPICC`) does not tell, as for `python3 app.py` | `heapmpi-exec`: the launcher's variables, then the MPI of `mpirun` on `PATH`; `heapmpirun`: the latter |
+//! | `HEAPMPI_LIB` | `heapmpirun`, `heapmpi-exec`: the library to preload | the build of the program's MPI |
+//! | `HEAPMPI_ROOT` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: the checkout or installed tree to take builds from (the modules set it) | the wrapper's own |
+//! | `HEAPMPI_VERBOSE=1` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: print the command or decision to stderr | off |
+//! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: group world ranks into pretend nodes of N consecutive ranks, so multi-node paths run on one machine | off |
+//! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: the last node-local rank refuses the first N proposed heap addresses, to exercise the retry path | 0 |
 //!
 //! The snapshot is taken when the library is loaded (see `lib.rs`), so a
 //! program that edits its environment later does not change heapmpi's
@@ -387,5 +399,77 @@ mod tests {
         assert_eq!(c.fastbox_max, 100);
         let c = cfg(&[("HEAPMPI_FASTBOX_MAX", "64")]);
         assert_eq!(c.fastbox_max, 64);
+    }
+
+    /// The table of this module's doc, as it must appear in
+    /// `docs/settings.md`: the lines starting `//! |`, without the `//! `.
+    fn settings_table() -> String {
+        include_str!("config.rs")
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .filter_map(|l| l.strip_prefix("//! "))
+            .filter(|l| l.starts_with('|'))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    /// `docs/settings.md` is generated from the table above: it must hold
+    /// that table exactly (one run of lines starting with `|`), with prose
+    /// around it.
+    #[test]
+    fn docs_settings_md_matches_this_table() {
+        let want = settings_table();
+        assert!(
+            want.starts_with("| variable | meaning | default |\n|---|"),
+            "no settings table in src/config.rs's module doc"
+        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/settings.md");
+        let doc =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+        let lines: Vec<&str> = doc.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| l.starts_with("| variable |"))
+            .unwrap_or(lines.len());
+        let have: String = lines[first..]
+            .iter()
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(
+            have == want,
+            "docs/settings.md's table differs from the one in src/config.rs's module doc \
+             (the source of truth); replace the table in docs/settings.md with:\n\n{want}"
+        );
+        let rest = lines[first..]
+            .iter()
+            .filter(|l| l.starts_with("| variable |"))
+            .count();
+        assert_eq!(
+            rest, 1,
+            "docs/settings.md must hold the settings table once"
+        );
+    }
+
+    /// Every variable this file reads (a `"HEAPMPI_..."` literal outside
+    /// the tests) is in the table.
+    #[test]
+    fn every_variable_read_here_is_in_the_table() {
+        let table = settings_table();
+        let src = include_str!("config.rs");
+        let code = &src[..src.find("#[cfg(test)]").unwrap()];
+        let mut read = 0;
+        for part in code.split("\"HEAPMPI_").skip(1) {
+            let end = part
+                .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                .unwrap_or(part.len());
+            let name = &part[..end];
+            assert!(
+                table.contains(&format!("`HEAPMPI_{name}")),
+                "HEAPMPI_{name} is read in src/config.rs but not in its settings table"
+            );
+            read += 1;
+        }
+        assert!(read >= 18, "found only {read} variables read");
     }
 }
