@@ -3,7 +3,7 @@
 //!
 //! The driver sets `HEAPMPI_PROFILE=<run directory>/heapmpi-profile.csv` for
 //! every heapmpi run of an application; at `MPI_Finalize` the library
-//! (src/profile.rs of the root crate, README "Where the time goes") writes
+//! (src/profile.rs of the root crate, docs/settings.md "Where the time goes") writes
 //! the job's table there as CSV, one row per MPI routine and a `total` row:
 //!
 //! ```text

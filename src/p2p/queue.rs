@@ -9,7 +9,7 @@
 //! A mailbox holds the rank's **global** incoming queue (every local rank
 //! appends to it) and the stack of headers returned to it. Two queue
 //! disciplines are built, selectable with `HEAPMPI_QUEUE` so they can be
-//! measured against each other (see the README):
+//! measured against each other (docs/settings.md):
 //! - `lockfree` (default): senders push with one CAS (a Treiber stack); the
 //!   receiver takes the whole stack with one swap and reverses it, which
 //!   restores arrival order (each sender's pushes stay in order within it).
