@@ -14,6 +14,7 @@ mod profile;
 mod report;
 mod runner;
 mod stats;
+mod suite;
 
 use benches::{sweep_sizes, Bench, Iters, Sizes, Style};
 use opts::Opts;

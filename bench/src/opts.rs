@@ -1,6 +1,7 @@
 //! Command-line options.
 
 use crate::benches::{self, Bench, Sizes};
+use crate::suite;
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
@@ -80,7 +81,7 @@ pub struct Opts {
     pub check: bool,
     pub check_only: bool,
     pub app: bool,
-    /// names of the applications to run (`app::APPS` order is kept)
+    /// names of the applications to run (`suite::APPS` order is kept)
     pub apps: Vec<String>,
     pub apps_given: bool,
     pub apps_only: bool,
@@ -130,10 +131,7 @@ impl Opts {
             check: false,
             check_only: false,
             app: true,
-            apps: crate::app::APPS
-                .iter()
-                .map(|a| a.name.to_string())
-                .collect(),
+            apps: suite::APPS.iter().map(|a| a.name.to_string()).collect(),
             apps_given: false,
             apps_only: false,
             app_reps: 0,
@@ -271,16 +269,13 @@ impl Opts {
                     o.apps_given = true;
                     for n in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                         if n == "all" {
-                            o.apps = crate::app::APPS
-                                .iter()
-                                .map(|a| a.name.to_string())
-                                .collect();
+                            o.apps = suite::APPS.iter().map(|a| a.name.to_string()).collect();
                             continue;
                         }
-                        let a = crate::app::find(n).ok_or_else(|| {
+                        let a = suite::find(n).ok_or_else(|| {
                             format!(
                                 "unknown application '{n}' (known: {})",
-                                crate::app::APPS
+                                suite::APPS
                                     .iter()
                                     .map(|a| a.name)
                                     .collect::<Vec<_>>()
@@ -432,7 +427,7 @@ mod tests {
         assert_eq!(c.sizes_for(coll)[0], 1024);
         assert_eq!(*c.sizes_for(coll).last().unwrap(), 65536);
         assert!(Opts::parse(&["--mbw-ranks=3".into()]).is_err());
-        assert_eq!(o.apps.len(), crate::app::APPS.len());
+        assert_eq!(o.apps.len(), suite::APPS.len());
         assert_eq!((o.app_reps, o.app_ranks), (7, 2));
         assert_eq!(q.apps, ["lammps"]);
         assert_eq!(q.app_reps, 1);

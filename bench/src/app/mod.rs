@@ -12,6 +12,7 @@ use crate::opts::Opts;
 use crate::profile;
 use crate::runner::{self, Runner, Variant};
 use crate::stats::Summary;
+use crate::suite::{AppSpec, APPS};
 use crate::Progress;
 use std::collections::BTreeMap;
 use std::fs;
@@ -32,83 +33,6 @@ pub use hpcc::*;
 pub use lammps::*;
 pub use openfoam::*;
 pub use qe::*;
-
-/// One application of the suite.
-#[derive(Debug)]
-pub struct AppSpec {
-    /// `--apps` name, also the directory in bench/apps/ and the results
-    pub name: &'static str,
-    pub title: &'static str,
-    /// other names `--apps` accepts
-    pub aliases: &'static [&'static str],
-    /// Debian packages bench/run installs for it
-    pub packages: &'static [&'static str],
-    /// the MPI program, first one found on PATH
-    pub binaries: &'static [&'static str],
-    /// what the identical-results check compares
-    pub physics: &'static str,
-}
-
-pub const APPS: &[AppSpec] = &[
-    AppSpec {
-        name: "lammps",
-        title: "LAMMPS",
-        aliases: &["lmp"],
-        packages: &["lammps"],
-        binaries: &["lmp", "lmp_stable", "lmp_mpi", "lmp_openmpi", "lmp_mpich"],
-        physics: "the thermo table (every column, about 30 rows)",
-    },
-    AppSpec {
-        name: "hpcc",
-        title: "HPC Challenge",
-        aliases: &["hpc-challenge"],
-        packages: &["hpcc"],
-        binaries: &["hpcc"],
-        physics: "HPCC's verification lines (HPL, PTRANS residual checks PASSED/FAILED, \
-                  RandomAccess errors found, MPIFFT max error)",
-    },
-    AppSpec {
-        name: "qe",
-        title: "Quantum ESPRESSO",
-        aliases: &["quantum-espresso", "espresso", "pw", "pw.x"],
-        packages: &["quantum-espresso", "quantum-espresso-data"],
-        binaries: &["pw.x"],
-        physics: "total energy and scf accuracy of every SCF iteration, the energy terms, \
-                  forces, stress",
-    },
-    AppSpec {
-        name: "openfoam",
-        title: "OpenFOAM",
-        aliases: &["foam", "simplefoam"],
-        packages: &["openfoam", "openfoam-examples"],
-        binaries: &["simpleFoam"],
-        physics: "every solver's residuals and iterations, continuity errors, and every \
-                  value of the final fields of every subdomain",
-    },
-    AppSpec {
-        name: "cp2k",
-        title: "CP2K",
-        aliases: &["cp2k.psmp", "cp2k.popt"],
-        packages: &["cp2k", "cp2k-data"],
-        binaries: &["cp2k.psmp", "cp2k.popt"],
-        physics: "every SCF step (convergence, total energy, change), the energy terms, \
-                  the atomic forces",
-    },
-    AppSpec {
-        name: "gromacs",
-        title: "GROMACS",
-        aliases: &["gmx", "gmx_mpi"],
-        packages: &["gromacs", "gromacs-data"],
-        binaries: &["gmx_mpi"],
-        physics: "the energies every 50 steps and their averages (md.log)",
-    },
-];
-
-pub fn find(name: &str) -> Option<&'static AppSpec> {
-    let n = name.to_ascii_lowercase();
-    APPS.iter()
-        .find(|a| a.name == n || a.aliases.iter().any(|x| *x == n))
-}
 
 /// Run sizes at default settings (chosen so the whole suite, 5 stock and 5
 /// heapmpi runs each, stays within ~8 minutes on an idle 2-core machine).
