@@ -5,8 +5,8 @@
 use crate::benches::{Bench, Kind, Metric};
 use crate::opts::Opts;
 use crate::report::{fmt_size, fmt_val, series};
+use crate::results::{Limits, Results};
 use crate::runner::{mpi_title, Variant};
-use crate::{Limits, Results};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -90,6 +90,29 @@ impl Curve {
             stroke_width: self.width,
         }
     }
+}
+
+/// Every plot of the run (the applications' first), with the machine and
+/// build from the report's header (`env`) as notes; the files written.
+pub fn write(
+    opts: &Opts,
+    res: &Results,
+    out: &Path,
+    env: &[(String, String)],
+) -> Result<Vec<PathBuf>, String> {
+    let notes: Vec<String> = env
+        .iter()
+        .filter(|(k, _)| {
+            k == "date" || k == "cpu" || k == "Open MPI" || k == "MPICH" || k == "heapmpi commit"
+        })
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    apps(opts, res, out, &notes).and_then(|mut a| {
+        all(opts, res, out, &notes).map(|b| {
+            a.extend(b);
+            a
+        })
+    })
 }
 
 pub fn all(

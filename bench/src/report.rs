@@ -3,9 +3,9 @@
 use crate::app::AppResult;
 use crate::benches::{Bench, Kind, Metric};
 use crate::opts::Opts;
+use crate::results::Results;
 use crate::runner::{mpi_title, Variant};
 use crate::stats::Summary;
-use crate::Results;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -1222,6 +1222,19 @@ pub fn validation_text(res: &Results) -> String {
         let _ = writeln!(out, "  {}", f.replace('\n', "\n    "));
     }
     out
+}
+
+/// Write report.txt (`text`) and the CSV files into `out`.
+pub fn write(opts: &Opts, res: &Results, text: &str, out: &Path) -> Result<(), String> {
+    write_text(&out.join("report.txt"), text);
+    write_csv(opts, res, out).map_err(|e| format!("writing CSV: {e}"))
+}
+
+/// Write a text file; a failure is said on stderr, not fatal.
+pub fn write_text(p: &Path, s: &str) {
+    if let Err(e) = fs::write(p, s) {
+        eprintln!("heapmpi-bench: cannot write {}: {e}", p.display());
+    }
 }
 
 pub fn write_csv(opts: &Opts, res: &Results, out: &Path) -> io::Result<()> {

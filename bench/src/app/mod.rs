@@ -10,10 +10,10 @@
 
 use crate::opts::Opts;
 use crate::profile;
+use crate::progress::Progress;
 use crate::runner::{self, Runner, Variant};
 use crate::stats::Summary;
 use crate::suite::{AppSpec, APPS};
-use crate::Progress;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -356,7 +356,7 @@ fn run(
     let mut skip = |mut r: AppResult, why: String| {
         eprintln!("heapmpi-bench: {}: cannot run: {why}", spec.title);
         // the runs this application would have made
-        progress.total = progress.total.saturating_sub(runs_per_app(opts));
+        progress.skip(runs_per_app(opts));
         r.skipped = Some(why);
         r
     };
