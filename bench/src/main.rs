@@ -113,12 +113,12 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     if opts.check {
         check::check(&opts, &runner, &bin_dir, &mut progress, &mut res);
         if !check::passed(&res) {
-            report::write_text(&out.join("report.txt"), &report::validation_text(&res));
+            report::write_text(&out.join("report.txt"), &report::validation::text(&res));
             return Ok(ExitCode::from(1));
         }
     }
     if opts.check_only {
-        let text = report::validation_text(&res);
+        let text = report::validation::text(&res);
         out!("{text}");
         report::write_text(&out.join("report.txt"), &text);
         return Ok(ExitCode::SUCCESS);

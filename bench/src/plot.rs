@@ -4,7 +4,9 @@
 
 use crate::benches::{Bench, Kind, Metric};
 use crate::opts::Opts;
-use crate::report::{fmt_size, fmt_val, series};
+use crate::report::apps::same;
+use crate::report::format::{fmt_ratio, fmt_size, fmt_val, oversubscribed_note, rma_window};
+use crate::report::series::series;
 use crate::results::{Limits, Results};
 use crate::runner::{mpi_title, Variant};
 use plotters::coord::Shift;
@@ -145,7 +147,7 @@ pub fn all(
                 },
                 m.unit,
                 ranks,
-                crate::report::oversubscribed_note(ranks),
+                oversubscribed_note(ranks),
                 n,
                 if n == 1 { "" } else { "s, bars = min–max" },
                 if opts.quick { " — QUICK MODE" } else { "" }
@@ -562,7 +564,7 @@ fn draw<DB: DrawingBackend>(
     }
     if b.is_rma() {
         lines.push("rank 0 -> rank 1, timed on rank 0".into());
-        lines.push(format!("window: {}", crate::report::rma_window(b)));
+        lines.push(format!("window: {}", rma_window(b)));
         lines.push(String::new());
     }
     if b.name == "malloc" {
@@ -618,7 +620,7 @@ pub fn apps(
                 continue;
             };
             let label = if i == 0 {
-                format!("{} — {} [{}]", a.title, m.title, crate::report::same(a))
+                format!("{} — {} [{}]", a.title, m.title, same(a))
             } else {
                 format!("{} — {}", a.title, m.title)
             };
@@ -694,7 +696,7 @@ fn draw_apps<DB: DrawingBackend>(
         .y_labels(0)
         .x_labels(16)
         .x_desc("speedup = stock time / heapmpi time (rates: heapmpi / stock); > 1: heapmpi faster")
-        .x_label_formatter(&|x| crate::report::fmt_ratio(*x))
+        .x_label_formatter(&|x| fmt_ratio(*x))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 16))
         .light_line_style(RGBColor(235, 235, 235))
