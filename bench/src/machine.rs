@@ -25,8 +25,27 @@ pub fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-/// The report's first lines, (what, value), as the run starts.
-pub fn describe(opts: &Opts, root: &Path) -> Vec<(String, String)> {
+/// The commit of the checkout a run measures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Commit {
+    /// `git rev-parse --short HEAD`
+    pub short: String,
+    /// `git status --porcelain` lists a change: the tree is not the commit
+    pub dirty: bool,
+}
+
+/// The checkout's commit and whether its tree has uncommitted changes;
+/// `None` outside a git checkout.
+pub fn commit(root: &Path) -> Option<Commit> {
+    let root = root.to_string_lossy();
+    let dirty = !sh("git", &["-C", &root, "status", "--porcelain"]).is_empty();
+    let short = sh("git", &["-C", &root, "rev-parse", "--short", "HEAD"]);
+    (!short.is_empty()).then_some(Commit { short, dirty })
+}
+
+/// The report's first lines, (what, value), as the run starts; `commit` as
+/// [`commit`] found it.
+pub fn describe(opts: &Opts, root: &Path, commit: &Option<Commit>) -> Vec<(String, String)> {
     let mut env = vec![
         ("date".to_string(), sh("date", &["-Iseconds"])),
         (
@@ -53,32 +72,12 @@ pub fn describe(opts: &Opts, root: &Path) -> Vec<(String, String)> {
         ),
         ("load average at start".to_string(), loadavg()),
     ];
-    let dirty = if sh(
-        "git",
-        &["-C", &root.to_string_lossy(), "status", "--porcelain"],
-    )
-    .is_empty()
-    {
-        ""
-    } else {
-        " (with uncommitted changes)"
-    };
-    let commit = sh(
-        "git",
-        &[
-            "-C",
-            &root.to_string_lossy(),
-            "rev-parse",
-            "--short",
-            "HEAD",
-        ],
-    );
     env.push((
         "heapmpi commit".to_string(),
-        if commit.is_empty() {
-            "unknown (not a git checkout)".to_string()
-        } else {
-            format!("{commit}{dirty}")
+        match commit {
+            None => "unknown (not a git checkout)".to_string(),
+            Some(c) if c.dirty => format!("{} (with uncommitted changes)", c.short),
+            Some(c) => c.short.clone(),
         },
     ));
     for m in &opts.mpis {

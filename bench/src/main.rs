@@ -17,6 +17,7 @@ mod plot;
 mod profile;
 mod program_args;
 mod progress;
+mod publish;
 mod report;
 mod results;
 mod runner;
@@ -88,6 +89,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     let bench = setup::bench_dir();
     let root = setup::root(&bench)?;
     opts.mpis = setup::mpis(&opts, &root)?;
+    publish::check(&opts)?;
     let out = setup::results_dir(&opts, &bench)?;
     let logs = out.join("logs");
     let mut runner = Runner {
@@ -97,7 +99,8 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         libs: BTreeMap::new(),
     };
     // Environment, for the report.
-    let mut env = machine::describe(&opts, &root);
+    let commit = machine::commit(&root);
+    let mut env = machine::describe(&opts, &root, &commit);
     eprintln!("heapmpi-bench: results in {}", out.display());
 
     // Build.
@@ -158,17 +161,28 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
             }
         }
     }
+    // Publish: docs/figures.md; a refusal fails the run but keeps its results.
+    let published = opts
+        .publish
+        .then(|| publish::write(&root, &opts, &res, &env, &commit, &text));
+    match &published {
+        Some(Ok(p)) => out!("published: {}\n", p.display()),
+        Some(Err(e)) => eprintln!("heapmpi-bench: error: {e}"),
+        None => {}
+    }
     out!("results: {}\n", out.display());
     out!("total time: {}\n", fmt_dur(t_start.elapsed().as_secs_f64()));
-    if res.failures.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
+    if !res.failures.is_empty() {
         eprintln!("heapmpi-bench: {} failure(s):", res.failures.len());
         for f in &res.failures {
             eprintln!("  {f}");
         }
-        Ok(ExitCode::from(1))
+        return Ok(ExitCode::from(1));
     }
+    Ok(match published {
+        Some(Err(_)) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
 }
 
 /// The runs this invocation will make, for the progress lines.

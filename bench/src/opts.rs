@@ -62,6 +62,14 @@ and reports the median of the repetitions with the spread.
   --timeout SECS    kill a run after SECS seconds (default 600)
   --out DIR         results directory (default bench/results/<timestamp>,
                     with bench/results/latest pointing at it)
+  --publish         after the run, write its report (machine, commit, date,
+                    every table) to docs/figures.md at the root of the
+                    checkout, replacing the file whole; refused when the run
+                    is partial: --quick, --check-only, --bench, --sizes,
+                    --no-limits, --apps-only, --no-app, some --apps, an MPI
+                    or an application missing
+  --publish-partial as --publish, and publish a partial run too (the file
+                    says what was left out)
   -h, --help        this text
 ";
 
@@ -93,6 +101,12 @@ pub struct Opts {
     pub build: bool,
     pub timeout: f64,
     pub out: Option<PathBuf>,
+    /// `--sizes` given: the micro-benchmarks ran part of their sizes
+    pub sizes_given: bool,
+    /// write the report to docs/figures.md (`--publish`)
+    pub publish: bool,
+    /// publish a partial run too (`--publish-partial`)
+    pub publish_partial: bool,
     pub command_line: String,
 }
 
@@ -142,11 +156,13 @@ impl Opts {
             build: true,
             timeout: 600.0,
             out: None,
+            sizes_given: false,
+            publish: false,
+            publish_partial: false,
             command_line: args.join(" "),
         };
         let mut reps_given = false;
         let mut scale_given = false;
-        let mut sizes_given = false;
         let mut steps_given = false;
         let mut i = 0;
         while i < args.len() {
@@ -232,7 +248,7 @@ impl Opts {
                     if o.size_max < o.size_min || o.size_max > (1 << 30) {
                         return Err("--sizes: need MIN <= MAX <= 1G".into());
                     }
-                    sizes_given = true;
+                    o.sizes_given = true;
                 }
                 "--reps" => {
                     o.reps = value()?.parse().map_err(|_| "--reps wants a number")?;
@@ -311,6 +327,11 @@ impl Opts {
                     o.timeout = value()?.parse().map_err(|_| "--timeout wants seconds")?;
                 }
                 "--out" => o.out = Some(PathBuf::from(value()?)),
+                "--publish" => o.publish = true,
+                "--publish-partial" => {
+                    o.publish = true;
+                    o.publish_partial = true;
+                }
                 other => return Err(format!("unknown option '{other}'")),
             }
             i += 1;
@@ -332,7 +353,7 @@ impl Opts {
             if !scale_given {
                 o.iter_scale = 0.05;
             }
-            if !sizes_given {
+            if !o.sizes_given {
                 o.size_list = Some(vec![0, 1, 64, 4096, 65536, 1 << 20, 4 << 20]);
             }
             if !steps_given {
