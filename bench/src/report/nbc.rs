@@ -270,7 +270,7 @@ mod tests {
         let (opts, res) = nbc_results();
         let dir = std::env::temp_dir().join(format!("heapmpi-bench-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        match crate::plot::all(&opts, &res, &dir, &[]) {
+        match crate::plot::micro::all(&opts, &res, &dir, &[]) {
             Ok(files) => {
                 let names: Vec<String> = files
                     .iter()
