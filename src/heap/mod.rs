@@ -44,6 +44,13 @@ pub const MIN_ALIGN: usize = 16;
 /// [`activate`] after the bounds below and the arena are configured;
 /// loaded with Acquire by allocation paths, which then see those writes.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the malloc family serves the program from the shared heap: set
+/// (Release) with `ACTIVE` unless another allocator owns the program's
+/// `malloc` (valgrind, a sanitizer: [`activate`]'s `serve_program`), in
+/// which case the program's blocks stay in that allocator and only
+/// heapmpi's own shared blocks ([`alloc_shared`]) come from the heap.
+/// Loaded with Acquire like `ACTIVE`.
+static SERVING: AtomicBool = AtomicBool::new(false);
 /// `[REGION_LO, REGION_HI)`: the whole shared region (0, 0 until active).
 /// Written before the Release store of `ACTIVE`, never changed afterwards.
 static REGION_LO: AtomicUsize = AtomicUsize::new(0);
@@ -101,9 +108,23 @@ pub fn is_active() -> bool {
     ACTIVE.load(Ordering::Acquire)
 }
 
+/// Whether the program's `malloc` is served from the shared heap.
+#[inline]
+fn serving() -> bool {
+    SERVING.load(Ordering::Acquire)
+}
+
 /// Starts serving allocations from `[mine_lo, mine_hi)` inside the region
-/// `[lo, hi)`, committing pages through `backing`.
-pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: Backing) {
+/// `[lo, hi)`, committing pages through `backing`: heapmpi's own shared
+/// blocks always, the program's `malloc` family if `serve_program`.
+pub fn activate(
+    lo: usize,
+    hi: usize,
+    mine_lo: usize,
+    mine_hi: usize,
+    backing: Backing,
+    serve_program: bool,
+) {
     pool().arena().configure(mine_lo, mine_hi, backing);
     if let Backing::Shm { fd, .. } = backing {
         REGION_FD.store(fd, Ordering::Relaxed);
@@ -115,6 +136,33 @@ pub fn activate(lo: usize, hi: usize, mine_lo: usize, mine_hi: usize, backing: B
     // Release: publishes the bounds and the configured arena to every thread
     // that sees ACTIVE == true with an Acquire load.
     ACTIVE.store(true, Ordering::Release);
+    // Release: as above, for the allocation paths that load SERVING.
+    SERVING.store(serve_program, Ordering::Release);
+}
+
+/// Under valgrind, at the end of the run: every part of the region but
+/// the node header and this rank's committed pages becomes no-access for
+/// memcheck, so that its leak check at exit scans what this rank can hold
+/// pointers in rather than the whole mapping (tens of GiB per rank, most
+/// never committed: reading it took minutes). Nothing of this process
+/// reads the other ranks' parts after `MPI_Finalize`. Idempotent; nothing
+/// natively.
+pub fn hide_unused_from_valgrind() {
+    if !is_active() || !crate::sys::valgrind::running() {
+        return;
+    }
+    let (lo, hi) = (
+        REGION_LO.load(Ordering::Relaxed),
+        REGION_HI.load(Ordering::Relaxed),
+    );
+    let (mine_lo, mine_hi) = (
+        MINE_LO.load(Ordering::Relaxed),
+        MINE_HI.load(Ordering::Relaxed),
+    );
+    let committed = (mine_lo + pool().arena().committed()).min(mine_hi);
+    let header = (lo + region::HEADER_SIZE).min(mine_lo);
+    crate::sys::valgrind::make_noaccess(header, mine_lo - header);
+    crate::sys::valgrind::make_noaccess(committed, hi - committed);
 }
 
 /// Held from the prepare handler to the parent handler of every `fork` (the
@@ -200,6 +248,7 @@ pub fn fork_child() {
         );
     }
     ACTIVE.store(false, Ordering::Relaxed);
+    SERVING.store(false, Ordering::Relaxed);
     MINE_LO.store(0, Ordering::Relaxed);
     MINE_HI.store(0, Ordering::Relaxed);
     let (r, w) = (
@@ -319,7 +368,7 @@ fn shared_or_glibc(
     shared: impl FnOnce() -> *mut u8,
     glibc: impl FnOnce() -> *mut u8,
 ) -> *mut u8 {
-    if is_active() {
+    if serving() {
         let p = shared();
         if !p.is_null() {
             return count_shared(p, size);
@@ -427,7 +476,7 @@ pub unsafe fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> i3
 
 /// `valloc`: page-aligned.
 pub fn valloc(size: usize) -> *mut u8 {
-    if is_active() {
+    if serving() {
         return memalign(crate::sys::page_size(), size);
     }
     count_glibc(glibc::valloc(size), size)
@@ -435,7 +484,7 @@ pub fn valloc(size: usize) -> *mut u8 {
 
 /// `pvalloc`: page-aligned, size rounded up to whole pages.
 pub fn pvalloc(size: usize) -> *mut u8 {
-    if is_active() {
+    if serving() {
         let page = crate::sys::page_size();
         let Some(rounded) = size.checked_add(page - 1).map(|s| s & !(page - 1)) else {
             crate::sys::set_errno(libc::ENOMEM);
@@ -580,7 +629,7 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             q
         }
         Owner::Glibc => {
-            if is_active() {
+            if serving() {
                 let q = shared_alloc(MIN_ALIGN, size, false);
                 if !q.is_null() {
                     count_shared(q, size);

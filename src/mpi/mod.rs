@@ -242,6 +242,14 @@ pub fn after_init() {
 
     if let Ok(r) = &out.heap {
         let (lo, hi) = r.my_part();
+        let tool = crate::sys::owner::malloc_owner();
+        if let (Some(tool), 0) = (tool, world_rank) {
+            crate::eprint_noalloc!(
+                "heapmpi: {tool} owns malloc: the program's memory stays in its allocator \
+                 (its reports cover it as they do without heapmpi); messages between a \
+                 node's ranks still go through the shared heap, from private buffers"
+            );
+        }
         heap::activate(
             r.base,
             r.base + r.layout.total,
@@ -251,6 +259,7 @@ pub fn after_init() {
                 fd: r.fd,
                 file_base: r.base,
             },
+            tool.is_none(),
         );
         if let Some(Comm(node)) = out.node_comm.filter(|c| crate::comm::start(c.0)) {
             crate::coll::start(sw[4] == 0, cfg.coll_inline, cfg.coll_radix);
@@ -454,5 +463,7 @@ pub unsafe fn finalize() -> c_int {
     before_finalize();
     // SAFETY: forwarded from the caller. The shared heap stays mapped: the
     // program may free memory after finalize.
-    unsafe { ffi::PMPI_Finalize() }
+    let rc = unsafe { ffi::PMPI_Finalize() };
+    heap::hide_unused_from_valgrind();
+    rc
 }

@@ -5,8 +5,10 @@
 pub mod cma;
 pub mod glibc;
 pub mod out;
+pub mod owner;
 pub mod shm;
 pub mod tls;
+pub mod valgrind;
 pub mod vm;
 pub mod wake;
 
