@@ -336,11 +336,45 @@ tree_build_dir() {
 # there, so that each tool's MPI_X reaches the next through PMPI_X and
 # heapmpi answers the last PMPI_X before the MPI library's. Any other
 # libheapmpi.so in LIST is dropped (one heapmpi per process). Into REPLY.
+#
+# preload_with LIB LIST FIRST: the same with FIRST (a sanitizer runtime,
+# see sanitizer_runtime_of_ldd_output) in front of everything.
 preload_with() {
-    local lib=$1 list=${2:-} out="" e
+    local lib=$1 list=${2:-} first=${3:-} out="" e
+    [[ -n $first ]] && out="$first:"
     for e in ${list//:/ }; do
-        [[ -z $e || ${e##*/} == libheapmpi.so ]] && continue
+        [[ -z $e || ${e##*/} == libheapmpi.so || $e == "$first" ]] && continue
         out+="$e:"
     done
     REPLY=$out$lib
+}
+
+# sanitizer_runtime_of_ldd_output OUTPUT: the sanitizer runtime
+# (AddressSanitizer, ThreadSanitizer, ...) in a program's ldd output, as
+# a path, into REPLY; failure if it has none. Such a runtime must be
+# the first library of the process (AddressSanitizer refuses to start
+# otherwise), so it goes in front of heapmpi in LD_PRELOAD; heapmpi then
+# leaves the program's malloc to it.
+sanitizer_runtime_of_ldd_output() {
+    local line
+    while read -r line; do
+        case $line in
+        libasan.so* | libtsan.so* | libhwasan.so* | libclang_rt.asan* | libclang_rt.tsan* | libclang_rt.hwasan*)
+            REPLY=${line#*=> }
+            REPLY=${REPLY%% (*}
+            [[ $REPLY == /* ]] && return 0
+            ;;
+        esac
+    done <<<"$1"
+    return 1
+}
+
+# is_tool_prefix NAME: whether NAME is a tool that runs the program named
+# after its own options (valgrind ... ./app): the wrappers then look at
+# that program to choose the MPI and the sanitizer runtime.
+is_tool_prefix() {
+    case ${1##*/} in
+    valgrind | valgrind.bin | valgrind-di-server) return 0 ;;
+    *) return 1 ;;
+    esac
 }
