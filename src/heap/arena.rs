@@ -158,6 +158,8 @@ impl Arena {
                 sys::set_errno(saved);
                 if ok {
                     self.set_committed(target);
+                    // A core file of this rank holds what it committed.
+                    sys::vm::set_dump(from, target - from, true);
                     // The pages are about to be handed out and written:
                     // map them now in one call (a first-touch fault on a
                     // shared page costs more than on a private one). Not

@@ -496,6 +496,12 @@ pub fn establish(
     // 4. Map over the reservation; rank 0 commits and writes the header.
     // SAFETY: `[base, base+total)` is this process's reservation from step 3.
     let mapped = unsafe { vm::map_shared_over(base, layout.total, fd) };
+    if mapped.is_ok() {
+        // Core files hold the node header and each rank's committed pages
+        // (the arena marks them as it commits), not the whole region.
+        vm::set_dump(base, layout.total, false);
+        vm::set_dump(base, HEADER_SIZE, true);
+    }
     let map_err = mapped.err();
     let mut header_err = None;
     if me == 0 && map_err.is_none() {

@@ -84,6 +84,29 @@ pub unsafe fn map_shared_over(addr: usize, len: usize, fd: RawFd) -> Result<(), 
     Ok(())
 }
 
+/// Whether a core file of this process holds `[addr, addr+len)`
+/// (`MADV_DODUMP` / `MADV_DONTDUMP`). The shared region is mapped at its
+/// full size (tens of GiB a rank), and the kernel dumps a shared memfd
+/// mapping whole, its never-committed pages as zeros: a crashing rank
+/// wrote a core of the region's size (or was killed half-way by the
+/// launcher). Only what a rank has committed and the node header are
+/// marked for the dump. A hint: a failure only changes what a core holds.
+pub fn set_dump(addr: usize, len: usize, dump: bool) {
+    if len == 0 {
+        return;
+    }
+    let advice = if dump {
+        libc::MADV_DODUMP
+    } else {
+        libc::MADV_DONTDUMP
+    };
+    // SAFETY: the advice only sets or clears VM_DONTDUMP on this process's
+    // own mappings in the range; no contents or protections change.
+    unsafe {
+        libc::madvise(addr as *mut libc::c_void, len, advice);
+    }
+}
+
 /// Replaces the shared mapping `[addr, addr+len)` of `fd` (offset 0 at
 /// `addr`) with a private copy-on-write mapping of the same object, then
 /// forces private copies of the pages in `[copy_lo, copy_hi)` so they no
