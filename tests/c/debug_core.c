@@ -1,0 +1,86 @@
+/*
+ * debug_core.c - what a debugger needs from a rank under heapmpi: a live
+ * rank's stack through heapmpi's frames, and a crashed rank's core file
+ * holding its heap blocks.
+ *
+ * argv[1]:
+ *   wait  - every rank prints "rank N: pid P"; rank 1 then blocks in
+ *           MPI_Recv from rank 0, which sends only once the file argv[2]
+ *           exists (the harness attaches gdb to rank 1, then creates it;
+ *           after 100 s rank 0 sends anyway).
+ *   crash - rank 0 mallocs a block, writes a marker into it and prints
+ *           "rank 0: block 0x... in <mapping> marker <text>" (the mapping
+ *           that holds the block, from /proc/self/maps: heapmpi's region
+ *           when the heap serves malloc), then aborts; the harness reads
+ *           the marker back from the core file with gdb.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The name of the mapping that holds address a ("" if anonymous). */
+static void mapping_of(unsigned long a, char *out, size_t len)
+{
+    snprintf(out, len, "(none)");
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        int off = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2)
+            continue;
+        if (a >= lo && a < hi) {
+            char *name = line + off;
+            name[strcspn(name, "\n")] = 0;
+            snprintf(out, len, "%s", *name ? name : "(anonymous)");
+            break;
+        }
+    }
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const char *what = argc > 1 ? argv[1] : "wait";
+
+    if (!strcmp(what, "crash")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            char *block = malloc(256);
+            snprintf(block, 256, "HEAPMPI-CORE-MARKER-%d", (int)getpid());
+            char where[300];
+            mapping_of((unsigned long)block, where, sizeof where);
+            printf("rank 0: block %p in %s marker %s\n", (void *)block, where, block);
+            fflush(stdout);
+            abort();
+        }
+        /* The others wait for rank 0, which never comes: the launcher ends them. */
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        const char *go = argc > 2 ? argv[2] : "/nonexistent";
+        printf("rank %d: pid %d\n", me, (int)getpid());
+        fflush(stdout);
+        int x = 42;
+        if (me == 0 && n > 1) {
+            for (int i = 0; i < 2000 && access(go, F_OK) != 0; i++)
+                usleep(50000);
+            MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+        } else if (me == 1) {
+            x = 0;
+            MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        printf("rank %d: wait done %d\n", me, x);
+    }
+    MPI_Finalize();
+    return 0;
+}
