@@ -97,11 +97,20 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         logs: logs.clone(),
         timeout: opts.timeout,
         libs: BTreeMap::new(),
+        nodes: None,
     };
     // Environment, for the report.
     let commit = machine::commit(&root);
     let mut env = machine::describe(&opts, &root, &commit);
     eprintln!("heapmpi-bench: results in {}", out.display());
+    // Across nodes: started before the first run, stopped when this drops.
+    let _nodes = match setup::start_nodes(&opts, &root, &bench, &mut runner)? {
+        Some((guard, line)) => {
+            env.push(line);
+            Some(guard)
+        }
+        None => None,
+    };
 
     // Build.
     let bin_dir = bench.join("target/c");

@@ -60,6 +60,10 @@ and reports the median of the repetitions with the spread.
   --no-plots        skip SVG/PNG plots
   --no-build        use the already built libheapmpi and benchmark programs
   --timeout SECS    kill a run after SECS seconds (default 600)
+  --nodes N         run every MPI job across N namespace nodes on this
+                    machine (tests/cluster/cluster, as root; ranks over TCP
+                    between nodes, spread evenly, a node's ranks consecutive;
+                    unbound); 1 (default): this machine as one node
   --out DIR         results directory (default bench/results/<timestamp>,
                     with bench/results/latest pointing at it)
   --publish         after the run, write its report (machine, commit, date,
@@ -107,6 +111,8 @@ pub struct Opts {
     pub publish: bool,
     /// publish a partial run too (`--publish-partial`)
     pub publish_partial: bool,
+    /// namespace nodes every MPI job goes across (`--nodes`; 1: none)
+    pub nodes: usize,
     pub command_line: String,
 }
 
@@ -159,6 +165,7 @@ impl Opts {
             sizes_given: false,
             publish: false,
             publish_partial: false,
+            nodes: 1,
             command_line: args.join(" "),
         };
         let mut reps_given = false;
@@ -323,6 +330,13 @@ impl Opts {
                 "--no-limits" => o.limits = false,
                 "--no-plots" => o.plots = false,
                 "--no-build" => o.build = false,
+                "--nodes" => {
+                    o.nodes = value()?
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=8).contains(n))
+                        .ok_or("--nodes wants 1 to 8")?;
+                }
                 "--timeout" => {
                     o.timeout = value()?.parse().map_err(|_| "--timeout wants seconds")?;
                 }

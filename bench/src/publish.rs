@@ -50,6 +50,9 @@ pub fn left_out(opts: &Opts) -> Vec<String> {
             v.push("--no-limits (no machine limits)".to_string());
         }
     }
+    if opts.nodes > 1 {
+        v.push(format!("--nodes {}: across namespace nodes", opts.nodes));
+    }
     if !opts.app {
         v.push("--no-app (no application)".to_string());
     } else if opts.apps.len() < APPS.len() {

@@ -131,9 +131,11 @@ pub fn cpu_count() -> usize {
 
 /// The launcher arguments (without the launcher itself) for `ranks` ranks.
 /// Both MPIs bind each rank to a core (Open MPI's default for <= 2 ranks,
-/// asked of MPICH explicitly) unless there are more ranks than cores.
-pub fn launch_args(mpi: &str, ranks: usize) -> Vec<String> {
-    let over = ranks > cpu_count();
+/// asked of MPICH explicitly) unless there are more ranks than cores, or
+/// the ranks are spread over namespace nodes (`across`), whose cores are
+/// the same ones: each node would bind its first rank to core 0.
+pub fn launch_args(mpi: &str, ranks: usize, across: bool) -> Vec<String> {
+    let over = ranks > cpu_count() || across;
     let mut a = Vec::new();
     match family(mpi) {
         "openmpi" => {
@@ -155,6 +157,34 @@ pub fn launch_args(mpi: &str, ranks: usize) -> Vec<String> {
     a
 }
 
+/// Namespace nodes on this machine (`tests/cluster/cluster`) that every
+/// MPI run goes across: the launcher starts on node1, the ranks are spread
+/// evenly over the nodes in blocks (a node's ranks consecutive), and ranks
+/// of different nodes talk over TCP.
+pub struct Nodes {
+    /// the cluster's state directory
+    pub dir: PathBuf,
+    pub count: usize,
+}
+
+impl Nodes {
+    /// The launcher's host list for `ranks` ranks: as many slots on each
+    /// node as it gets ranks (the last nodes fewer when they do not divide).
+    pub fn host_args(&self, mpi: &str, ranks: usize) -> Vec<String> {
+        let per = ranks.div_ceil(self.count);
+        let hosts: Vec<String> = (1..=self.count)
+            .map(|i| {
+                format!(
+                    "node{i}:{}",
+                    per.min(ranks.saturating_sub((i - 1) * per)).max(1)
+                )
+            })
+            .collect();
+        let flag = if is_openmpi(mpi) { "--host" } else { "-hosts" };
+        vec![flag.to_string(), hosts.join(",")]
+    }
+}
+
 pub struct Runner {
     pub root: PathBuf,
     pub logs: PathBuf,
@@ -163,6 +193,8 @@ pub struct Runner {
     /// taken once at the start so that a rebuild of target/ during the run
     /// cannot mix two builds in one comparison
     pub libs: BTreeMap<String, PathBuf>,
+    /// runs go across these nodes (`--nodes N`), not on this machine's one
+    pub nodes: Option<Nodes>,
 }
 
 pub struct Outcome {
@@ -181,9 +213,15 @@ pub struct Outcome {
 
 impl Outcome {
     /// For a heapmpi run in which not every rank had the shared heap:
-    /// "heapmpi active in a/n ranks: <first inactive line>".
+    /// "heapmpi active in a/n ranks: <first inactive line>". A rank alone
+    /// on its node (across `--nodes`) has nothing to share: expected.
     pub fn inactive_note(&self, ranks: usize) -> Option<String> {
-        (self.active_ranks < ranks).then(|| {
+        let alone = self
+            .inactive
+            .iter()
+            .filter(|l| l.contains("only one rank on this node"))
+            .count();
+        (self.active_ranks + alone < ranks).then(|| {
             format!(
                 "heapmpi active in {}/{} ranks{}",
                 self.active_ranks,
@@ -228,11 +266,22 @@ impl Runner {
         cwd: Option<&Path>,
         env: &[(String, String)],
     ) -> Outcome {
-        let mut cmd = match variant {
-            Variant::Stock => Command::new(launcher(&self.root, mpi)),
-            Variant::Heapmpi => Command::new(self.root.join("wrappers/heapmpirun")),
+        let first = match variant {
+            Variant::Stock => launcher(&self.root, mpi).into(),
+            Variant::Heapmpi => self.root.join("wrappers/heapmpirun").into_os_string(),
         };
-        cmd.args(launch_args(mpi, ranks));
+        let mut cmd = match &self.nodes {
+            // Started on node1, with that node's view (and launcher agents
+            // that reach the others); the command itself is the same.
+            Some(n) => {
+                let mut c = Command::new(self.root.join("tests/cluster/cluster"));
+                c.arg("exec").arg(&n.dir).arg("node1").arg(first);
+                c.args(n.host_args(mpi, ranks));
+                c
+            }
+            None => Command::new(first),
+        };
+        cmd.args(launch_args(mpi, ranks, self.nodes.is_some()));
         let mut env = env.to_vec();
         env.extend(mpi_env(&self.root, mpi));
         if is_openmpi(mpi) {
@@ -465,9 +514,30 @@ mod tests {
 
     #[test]
     fn launch_args_bind() {
-        let a = launch_args("openmpi", 2);
+        let a = launch_args("openmpi", 2, false);
         assert_eq!(a[0], "-np");
-        let m = launch_args("mpich", 2);
+        let m = launch_args("mpich", 2, false);
         assert_eq!(m[0], "-n");
+        // Across namespace nodes nothing is bound: they share the cores.
+        assert!(launch_args("openmpi", 2, true).ends_with(&["none".to_string()]));
+        assert!(launch_args("mpich", 2, true).ends_with(&["none".to_string()]));
+    }
+
+    #[test]
+    fn hosts_spread_ranks_evenly_in_blocks() {
+        let n = Nodes {
+            dir: PathBuf::from("/x"),
+            count: 2,
+        };
+        assert_eq!(n.host_args("openmpi", 2), ["--host", "node1:1,node2:1"]);
+        assert_eq!(n.host_args("mpich", 4), ["-hosts", "node1:2,node2:2"]);
+        let three = Nodes {
+            dir: PathBuf::from("/x"),
+            count: 3,
+        };
+        assert_eq!(
+            three.host_args("openmpi", 4),
+            ["--host", "node1:2,node2:2,node3:1"]
+        );
     }
 }

@@ -1,12 +1,13 @@
 //! Before the first run: where bench/ and the checkout are, which MPIs are
-//! there to compare, the results directory, and one copy of each
-//! libheapmpi for the whole run.
+//! there to compare, the results directory, one copy of each libheapmpi
+//! for the whole run, and the namespace nodes of `--nodes`.
 
 use crate::machine::sh;
 use crate::opts::Opts;
-use crate::runner::{self, Runner};
+use crate::runner::{self, Nodes, Runner};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// bench/ (this crate's directory): $HEAPMPI_BENCH_DIR, else the directory
 /// the crate was built in.
@@ -125,4 +126,73 @@ pub fn copy_libs(
         }
     }
     env
+}
+
+/// `--nodes N` (N > 1): namespace nodes on this machine that every MPI job
+/// goes across; stopped when the guard is dropped (at the end of the run,
+/// or on an error).
+pub struct NodesGuard {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for NodesGuard {
+    fn drop(&mut self) {
+        let st = Command::new(&self.script)
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+        if !st.is_ok_and(|s| s.success()) {
+            eprintln!(
+                "heapmpi-bench: stopping the nodes in {} failed (tests/cluster/cluster stop {0})",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+/// A line of the report's environment: what, and its value.
+pub type EnvLine = (String, String);
+
+/// Starts the nodes `--nodes` asks for and points `runner` at them; a line
+/// for the report's environment.
+pub fn start_nodes(
+    opts: &Opts,
+    root: &Path,
+    bench: &Path,
+    runner: &mut Runner,
+) -> Result<Option<(NodesGuard, EnvLine)>, String> {
+    if opts.nodes < 2 {
+        return Ok(None);
+    }
+    let script = root.join("tests/cluster/cluster");
+    let dir = bench.join("target/cluster");
+    let st = Command::new(&script)
+        .arg("start")
+        .arg(&dir)
+        .arg(opts.nodes.to_string())
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !st.success() {
+        return Err(format!(
+            "--nodes {}: {} start {} failed (it needs root, unshare, nsenter and ip: \
+             tests/cluster/cluster install-deps)",
+            opts.nodes,
+            script.display(),
+            dir.display()
+        ));
+    }
+    runner.nodes = Some(Nodes {
+        dir: dir.clone(),
+        count: opts.nodes,
+    });
+    let line = (
+        "nodes".to_string(),
+        format!(
+            "{} namespace nodes on this machine (own hostname, /dev/shm, IPC, network; \
+             TCP between them), ranks spread in blocks, unbound",
+            opts.nodes
+        ),
+    );
+    Ok(Some((NodesGuard { script, dir }, line)))
 }

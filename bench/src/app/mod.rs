@@ -579,7 +579,7 @@ fn repro(
         .root
         .join("wrappers/heapmpirun")
         .to_string_lossy()));
-    parts.extend(runner::launch_args(mpi, ranks));
+    parts.extend(runner::launch_args(mpi, ranks, runner.nodes.is_some()));
     if runner::is_openmpi(mpi) {
         for (k, _) in env {
             if k != "HEAPMPI_PROFILE" {

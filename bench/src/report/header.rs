@@ -24,6 +24,15 @@ pub(super) fn header(out: &mut String, opts: &Opts, res: &Results, env: &[(Strin
         opts.reps
     );
     }
+    if opts.nodes > 1 {
+        let _ = writeln!(
+            out,
+            "Across {} nodes: every job's ranks spread over the nodes in blocks, unbound (the nodes share\n\
+             this machine's cores); messages between nodes are the real MPI's over TCP, stock and under heapmpi\n\
+             alike; a rank alone on its node runs without a heap (nothing to share), where heapmpi only routes.",
+            opts.nodes
+        );
+    }
     if opts.quick {
         let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition; numbers are not for comparison.");
     }
