@@ -30,6 +30,7 @@
 //! | `HEAPMPI_LIB` | `heapmpirun`, `heapmpi-exec`: the library to preload | the build of the program's MPI |
 //! | `HEAPMPI_ROOT` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: the checkout or installed tree to take builds from (the modules set it) | the wrapper's own |
 //! | `HEAPMPI_VERBOSE=1` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: print the command or decision to stderr | off |
+//! | `HEAPMPI_CHECK=1` | a canary after every block of the shared heap, checked at `free`, `realloc` and `malloc_usable_size`: a write past a block's end aborts with one line naming the rank whose part holds the block, its address and size (if any rank has it, all ranks do) | off |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: group world ranks into pretend nodes of N consecutive ranks, so multi-node paths run on one machine | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: the last node-local rank refuses the first N proposed heap addresses, to exercise the retry path | 0 |
 //!
@@ -83,6 +84,8 @@ pub struct Config {
     pub shm_memfd: bool,
     /// Print per-rank statistics at `MPI_Finalize` (`HEAPMPI_STATS`).
     pub stats: bool,
+    /// Canaries after the shared heap's blocks (`HEAPMPI_CHECK`).
+    pub check: bool,
     /// Time every MPI call and print the job's profile at `MPI_Finalize`
     /// (`HEAPMPI_PROFILE`): `None` off, `Some("")` on stderr, `Some(file)`
     /// on stderr and as CSV in `file`.
@@ -127,6 +130,7 @@ impl Default for Config {
             heap_size: DEFAULT_HEAP_SIZE,
             shm_memfd: true,
             stats: false,
+            check: false,
             profile: None,
             p2p: true,
             immediate_max: DEFAULT_IMMEDIATE_MAX,
@@ -197,6 +201,7 @@ impl Config {
         let mut c = Config {
             disable: flag(get("HEAPMPI_DISABLE").as_deref()),
             stats: flag(get("HEAPMPI_STATS").as_deref()),
+            check: flag(get("HEAPMPI_CHECK").as_deref()),
             profile: profile_setting(get("HEAPMPI_PROFILE").as_deref()),
             ..Config::default()
         };

@@ -642,3 +642,63 @@ fn a_crashed_ranks_core_file_holds_its_heap_blocks() {
     }
     fl.finish("a_crashed_ranks_core_file_holds_its_heap_blocks");
 }
+
+/// `HEAPMPI_CHECK=1`: a write 3 bytes past a 100-byte block ends the job
+/// at the block's `free` with one line naming the rank, the block's
+/// address and size; a program with traffic and no bug runs through with
+/// the check on (no false alarm from heapmpi's own blocks).
+#[test]
+fn heapmpi_check_names_a_block_written_past_its_end() {
+    let mut fl = Failures::new();
+    let check = [("HEAPMPI_CHECK", "1")];
+    let overrun = ["overrun"];
+    let clean = ["clean"];
+    for (f, mode) in heapmpi_matrix() {
+        let case = Case::new("debug_core", f, mode, 2)
+            .args(&overrun)
+            .env(&check);
+        fl.run(case, |o| {
+            let block = o
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("rank 0: block "))
+                .ok_or("rank 0 printed no block")?
+                .trim()
+                .to_string();
+            if o.stdout.contains("overrun not caught") {
+                return Err("the overrun was not caught at free".into());
+            }
+            let want = format!(
+                "heapmpi: HEAPMPI_CHECK (rank 0, at free): in this rank's part of the shared \
+                 heap, the 100-byte block at {block} was written past its end"
+            );
+            let hits: Vec<&str> = o
+                .stderr
+                .lines()
+                .filter(|l| l.contains("HEAPMPI_CHECK"))
+                .collect();
+            if hits.len() != 1 || !hits[0].starts_with(&want) {
+                return Err(format!("expected one line starting {want:?}, got {hits:?}"));
+            }
+            if o.status.success() {
+                return Err("the job exited 0 after the check's abort".into());
+            }
+            Ok(())
+        });
+        let case = Case::new(PROGRAM, f, mode, 2).args(&clean).env(&check);
+        fl.run(case, |o| {
+            check_success(o)?;
+            if o.stderr.contains("HEAPMPI_CHECK") {
+                return Err("HEAPMPI_CHECK raised an alarm in a program without a bug".into());
+            }
+            if lines(o).len() != 3 {
+                return Err(format!(
+                    "expected the program's 3 lines, got {:?}",
+                    lines(o)
+                ));
+            }
+            Ok(())
+        });
+    }
+    fl.finish("heapmpi_check_names_a_block_written_past_its_end");
+}

@@ -25,6 +25,7 @@
 //! run no fork handlers and pay nothing for this.
 
 pub mod arena;
+pub mod check;
 pub mod pool;
 pub mod region;
 pub mod tcache;
@@ -325,11 +326,79 @@ pub fn alloc_shared(align: usize, size: usize) -> *mut u8 {
     if !is_active() {
         return core::ptr::null_mut();
     }
-    let p = shared_alloc(align.max(MIN_ALIGN), size.max(1), false);
+    let p = if check::on() {
+        checked_shared(align.max(MIN_ALIGN), size.max(1), false)
+    } else {
+        shared_alloc(align.max(MIN_ALIGN), size.max(1), false)
+    };
     if !p.is_null() {
         count_shared(p, size);
     }
     p
+}
+
+/// `HEAPMPI_CHECK`: a block of `n` bytes from the shared heap with a
+/// canary after it ([`check`]); null if the heap cannot serve it.
+#[cold]
+fn checked_shared(align: usize, n: usize, zero: bool) -> *mut u8 {
+    let Some(req) = check::padded(n) else {
+        return core::ptr::null_mut();
+    };
+    let p = shared_alloc(align, req, zero);
+    if !p.is_null() {
+        // SAFETY: a fresh block of this rank's part, at least `req` bytes.
+        unsafe { check::stamp(p, n, arena::usable_size(p)) };
+    }
+    p
+}
+
+/// `HEAPMPI_CHECK`'s malloc family: the shared heap with canaries when it
+/// serves the program, glibc otherwise (or when the heap is full).
+#[cold]
+fn checked_or_glibc(
+    align: usize,
+    n: usize,
+    zero: bool,
+    glibc: impl FnOnce() -> *mut u8,
+) -> *mut u8 {
+    if serving() {
+        let p = checked_shared(align, n, zero);
+        if !p.is_null() {
+            return count_shared(p, n);
+        }
+        return fallback(glibc(), n);
+    }
+    count_glibc(glibc(), n)
+}
+
+/// Who owns the part holding `p` (a block of the region), for
+/// `HEAPMPI_CHECK`'s message: this rank, or another local rank.
+fn part_owner(p: *const u8) -> String {
+    let (lo, mine_lo, mine_hi) = (
+        REGION_LO.load(Ordering::Relaxed),
+        MINE_LO.load(Ordering::Relaxed),
+        MINE_HI.load(Ordering::Relaxed),
+    );
+    let a = p as usize;
+    if a >= mine_lo && a < mine_hi {
+        return "this rank".into();
+    }
+    let part = mine_hi - mine_lo;
+    match (a.checked_sub(lo + region::HEADER_SIZE), part) {
+        (Some(off), part) if part > 0 => format!("local rank {}", off / part),
+        _ => "another rank".into(),
+    }
+}
+
+/// Checks the canary of a block of the region at `when`; its requested
+/// size. Aborts with a message on a hit.
+///
+/// # Safety
+/// `p` is a live block of the region (this rank's or another's).
+unsafe fn checked_size(p: *mut u8, when: &str) -> usize {
+    // SAFETY: a live dlmalloc block: its header and bytes are readable in
+    // the shared mapping.
+    unsafe { check::check(p, arena::usable_size(p), when, &part_owner(p)) }
 }
 
 /// Whether `[p, p + len)` lies inside the shared region (any rank's part),
@@ -381,6 +450,9 @@ fn shared_or_glibc(
 /// `malloc`.
 #[inline]
 pub fn malloc(size: usize) -> *mut u8 {
+    if check::on() {
+        return checked_or_glibc(MIN_ALIGN, size, false, || glibc::malloc(size));
+    }
     shared_or_glibc(
         size,
         || {
@@ -427,6 +499,9 @@ pub fn calloc(nmemb: usize, size: usize) -> *mut u8 {
         crate::sys::set_errno(libc::ENOMEM);
         return core::ptr::null_mut();
     };
+    if check::on() {
+        return checked_or_glibc(MIN_ALIGN, total, true, || glibc::calloc(nmemb, size));
+    }
     shared_or_glibc(
         total,
         || shared_alloc(MIN_ALIGN, total, true),
@@ -447,6 +522,9 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
         crate::sys::set_errno(libc::EINVAL);
         return core::ptr::null_mut();
     };
+    if check::on() {
+        return checked_or_glibc(align, size, false, || glibc::memalign(align, size));
+    }
     shared_or_glibc(
         size,
         || shared_alloc(align, size, false),
@@ -501,6 +579,10 @@ pub fn pvalloc(size: usize) -> *mut u8 {
 /// `p` is null or a live block from this allocator (either side).
 #[inline]
 pub unsafe fn free(p: *mut u8) {
+    if check::on() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { free_checked(p) };
+    }
     match owner(p) {
         Owner::Mine => {
             stats::SHARED_FREES.add(1);
@@ -514,6 +596,40 @@ pub unsafe fn free(p: *mut u8) {
             }
         }
         Owner::Foreign => stats::FOREIGN_FREES.add(1),
+        Owner::Glibc => {
+            if !p.is_null() {
+                stats::GLIBC_FREES.add(1);
+                // SAFETY: outside the region, so a glibc block by the contract.
+                unsafe { glibc::free(p) };
+            }
+        }
+    }
+}
+
+/// `HEAPMPI_CHECK`'s `free`: the canary of a block of the region is
+/// checked (another rank's too, before it is left alone); this rank's
+/// blocks go straight back to the pool (the thread cache is bypassed:
+/// [`checked_shared`] never takes from it).
+///
+/// # Safety
+/// As [`free`].
+#[cold]
+unsafe fn free_checked(p: *mut u8) {
+    match owner(p) {
+        Owner::Mine => {
+            stats::SHARED_FREES.add(1);
+            // SAFETY: a live block of this rank's part, given up by the
+            // caller; checked, then returned once.
+            unsafe {
+                checked_size(p, "free");
+                free_to_pool(p);
+            }
+        }
+        Owner::Foreign => {
+            stats::FOREIGN_FREES.add(1);
+            // SAFETY: a live block of another rank's part.
+            unsafe { checked_size(p, "free") };
+        }
         Owner::Glibc => {
             if !p.is_null() {
                 stats::GLIBC_FREES.add(1);
@@ -565,6 +681,11 @@ pub unsafe fn usable_size(p: *mut u8) -> usize {
         return 0;
     }
     match owner(p) {
+        // SAFETY: a live block of the region: what was asked for, as the
+        // rest holds the canary.
+        Owner::Mine | Owner::Foreign if check::on() => unsafe {
+            checked_size(p, "malloc_usable_size")
+        },
         // SAFETY: a live dlmalloc block (this rank's or another's; the header
         // word is readable in the shared mapping either way).
         Owner::Mine | Owner::Foreign => unsafe { arena::usable_size(p) },
@@ -605,6 +726,10 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: forwarded from the caller.
         unsafe { free(p) };
         return core::ptr::null_mut();
+    }
+    if check::on() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { realloc_checked(p, size) };
     }
     match owner(p) {
         Owner::Mine => {
@@ -656,6 +781,35 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             unsafe { move_to_new(p, old, size) }
         }
     }
+}
+
+/// `HEAPMPI_CHECK`'s `realloc` (`p` not null, `size` not 0): the old
+/// block's canary is checked, and the contents always move to a new block
+/// (with its own canary); a debugging mode need not grow in place.
+///
+/// # Safety
+/// As [`realloc`].
+#[cold]
+unsafe fn realloc_checked(p: *mut u8, size: usize) -> *mut u8 {
+    let old = match owner(p) {
+        // SAFETY: a live block of the region.
+        Owner::Mine | Owner::Foreign => unsafe { checked_size(p, "realloc") },
+        // SAFETY: a live glibc block.
+        Owner::Glibc => unsafe { glibc::usable_size(p) },
+    };
+    let q = malloc(size);
+    if q.is_null() {
+        crate::sys::set_errno(libc::ENOMEM);
+        return q;
+    }
+    stats::MIGRATIONS.add(1);
+    // SAFETY: both live and distinct; `old` bytes of `p` are the caller's.
+    // Then `p` is given up once (a foreign block is left alone by free).
+    unsafe {
+        core::ptr::copy_nonoverlapping(p, q, old.min(size));
+        free(p);
+    }
+    q
 }
 
 /// `reallocarray`: `realloc(p, nmemb * size)` with an overflow check.

@@ -138,6 +138,9 @@ pub fn after_init() {
         !cfg.rma as i32,
         cfg.profile.is_some() as i32,
         !cfg.disable as i32,
+        // HEAPMPI_CHECK: a rank checks the canaries of other ranks' blocks
+        // it frees, so all have them or none.
+        cfg.check as i32,
     ];
     // SAFETY: reading an MPI constant initialised by mpi-sys's C shim.
     let agreed = world_allreduce(&mut sw, unsafe { ffi::RSMPI_MAX });
@@ -243,6 +246,9 @@ pub fn after_init() {
     if let Ok(r) = &out.heap {
         let (lo, hi) = r.my_part();
         let tool = crate::sys::owner::malloc_owner();
+        if sw[8] != 0 {
+            heap::check::enable(world_rank);
+        }
         if let (Some(tool), 0) = (tool, world_rank) {
             crate::eprint_noalloc!(
                 "heapmpi: {tool} owns malloc: the program's memory stays in its allocator \

@@ -13,6 +13,10 @@
  *           that holds the block, from /proc/self/maps: heapmpi's region
  *           when the heap serves malloc), then aborts; the harness reads
  *           the marker back from the core file with gdb.
+ *   overrun - (under HEAPMPI_CHECK=1) rank 0 mallocs 100 bytes, prints
+ *           "rank 0: block 0x...", writes 3 bytes past the end and frees
+ *           the block: heapmpi must abort there, naming the block; a line
+ *           "rank 0: overrun not caught" follows if it did not.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -52,7 +56,19 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     const char *what = argc > 1 ? argv[1] : "wait";
 
-    if (!strcmp(what, "crash")) {
+    if (!strcmp(what, "overrun")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            char *volatile block = malloc(100);
+            printf("rank 0: block %p\n", (void *)block);
+            fflush(stdout);
+            memset(block, 1, 103); /* 3 bytes past the end */
+            free(block);
+            printf("rank 0: overrun not caught\n");
+            fflush(stdout);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(what, "crash")) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (me == 0) {
             char *block = malloc(256);
