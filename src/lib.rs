@@ -44,15 +44,15 @@ pub mod version;
 static GLOBAL: sys::glibc::GlibcAlloc = sys::glibc::GlibcAlloc;
 
 extern "C" fn fork_prepare() {
-    heap::fork_prepare();
+    heap::fork::prepare();
 }
 
 extern "C" fn fork_parent() {
-    heap::fork_parent();
+    heap::fork::parent();
 }
 
 extern "C" fn fork_child() {
-    heap::fork_child();
+    heap::fork::child();
 }
 
 /// Load-time set-up: snapshot the configuration, switch counting on if asked,
