@@ -182,7 +182,7 @@ pub fn rma_sizes() -> Vec<u64> {
 pub const RMA_QUICK_SIZES: &[u64] = &[8, 1000, 65536, 1 << 20];
 
 /// Sizes of the second window kind (`rma_create`), quick or not: 8 B (the
-/// figures of the issue), both sides of 4 KiB, and large ones.
+/// headline figures), both sides of 4 KiB, and large ones.
 pub const RMA_FEW_SIZES: &[u64] = &[8, 1000, 4096, 65536, 1 << 20];
 
 /// NetPIPE-style sizes: 2^k - 3, 2^k, 2^k + 3 for 2^k in 1 B ..= 64 KiB

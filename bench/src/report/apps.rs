@@ -199,7 +199,7 @@ pub(super) fn apps(out: &mut String, res: &Results, opts: &Opts) {
     }
 }
 
-/// The application targets of issue 21, judged on the medians of this run
+/// The application suite's targets, judged on the medians of this run
 /// (reported, never asserted): the geometric mean of the wall-time speedups
 /// at least 1.10x and one application at least 1.25x; each beside the same
 /// figure for the bounds, which say what the stock MPI share allows.

@@ -1,4 +1,4 @@
-//! The collectives' targets (issue 12) and the halo exchange's (issue 23),
+//! The collectives' targets and the halo exchange's,
 //! judged on the medians of the run.
 
 use super::format::{fmt_pairs, fmt_size, oversubscribed_note};
@@ -10,7 +10,7 @@ use crate::results::Results;
 use crate::runner::{mpi_title, Variant};
 use std::fmt::Write as _;
 
-/// The neighbourhood halo exchange's target (issue 23): at every size, with
+/// The neighbourhood halo exchange's target: at every size, with
 /// every MPI, heapmpi at least 1.5x faster than the better stock MPI, by the
 /// medians of this run; `None` without a point to judge.
 fn halo_target(
@@ -47,8 +47,8 @@ fn halo_target(
     ))
 }
 
-/// The collective targets of issue 12, judged on the medians of this run
-/// (reported, never asserted), and the halo exchange's of issue 23.
+/// The collective targets, judged on the medians of this run
+/// (reported, never asserted), and the halo exchange's.
 pub(super) fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
     let two = opts.benches.iter().find(|b| b.name == "coll");
     let four = opts.benches.iter().find(|b| b.name == "coll4");
@@ -58,7 +58,7 @@ pub(super) fn coll_targets(out: &mut String, res: &Results, opts: &Opts) {
     let metric = |b: &Bench, key: &str| b.metrics.iter().find(|m| m.key == key).copied();
     let _ = writeln!(
         out,
-        "\n== collectives: the targets of issue 12 (medians of this run; best = the faster stock MPI)"
+        "\n== collectives: targets (medians of this run; best = the faster stock MPI)"
     );
     let mut lines: Vec<(String, Option<bool>, String)> = vec![];
     if let Some(b) = two {

@@ -1,4 +1,4 @@
-//! The one-sided summary: the issue's figures per window kind, every MPI
+//! The one-sided summary: the headline figures per window kind, every MPI
 //! side by side, and 1 MiB put/get bandwidth as a fraction of memcpy.
 
 use super::format::{fmt_ratio, fmt_val, rma_window};
@@ -9,7 +9,7 @@ use crate::results::Results;
 use crate::runner::{mpi_title, Variant};
 use std::fmt::Write as _;
 
-/// One-sided figures per window kind (those of the issue: fence alone,
+/// One-sided figures per window kind (the headline ones: fence alone,
 /// fence + put/get 8 B + fence, lock + put 8 B + unlock; then the other
 /// operations at 8 B and 1 MiB), every MPI side by side with heapmpi / its
 /// stock and heapmpi / the better stock, and 1 MiB put/get bandwidth as a
