@@ -630,18 +630,8 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             }
             // SAFETY: `p` is live and owned by this rank.
             let old = unsafe { arena::usable_size(p) };
-            let q = fallback(glibc::malloc(size), size);
-            if q.is_null() {
-                crate::sys::set_errno(libc::ENOMEM);
-                return q;
-            }
-            stats::MIGRATIONS.add(1);
-            // SAFETY: both live, distinct; then `p` is freed exactly once.
-            unsafe {
-                core::ptr::copy_nonoverlapping(p, q, old.min(size));
-                free(p);
-            }
-            q
+            // SAFETY: `p` is live with `old` bytes; the new block is fresh.
+            unsafe { move_into(p, old, fallback(glibc::malloc(size), size), size) }
         }
         Owner::Glibc => {
             if serving() {
@@ -687,14 +677,25 @@ unsafe fn realloc_checked(p: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: a live glibc block.
         Owner::Glibc => unsafe { glibc::usable_size(p) },
     };
-    let q = malloc(size);
+    // SAFETY: `p` is live with `old` bytes; the new block is fresh.
+    unsafe { move_into(p, old, malloc(size), size) }
+}
+
+/// A `realloc` that moves: the first `min(old, size)` bytes of `p` go to
+/// the fresh block `q`, then `p` is freed (a foreign block is left alone by
+/// `free`). Null with errno ENOMEM if `q` is null, `p` untouched.
+///
+/// # Safety
+/// `p` is a live block with at least `old` readable bytes; `q` is null or
+/// a fresh block of at least `size` bytes.
+unsafe fn move_into(p: *mut u8, old: usize, q: *mut u8, size: usize) -> *mut u8 {
     if q.is_null() {
         crate::sys::set_errno(libc::ENOMEM);
         return q;
     }
     stats::MIGRATIONS.add(1);
-    // SAFETY: both live and distinct; `old` bytes of `p` are the caller's.
-    // Then `p` is given up once (a foreign block is left alone by free).
+    // SAFETY: both live and distinct (`q` is fresh); then `p` is given up
+    // exactly once.
     unsafe {
         core::ptr::copy_nonoverlapping(p, q, old.min(size));
         free(p);
