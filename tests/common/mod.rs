@@ -359,6 +359,22 @@ pub fn available_flavours() -> Vec<Flavour> {
         .collect()
 }
 
+/// The MPIs a run of `variant` takes: a variant is a program run again
+/// under settings that steer heapmpi's own paths (a tiny or no fast box,
+/// no inline data, a 2 MiB heap, a tree of radix 1, uneven pretend
+/// nodes, ...), beyond the matrix that runs every program on every MPI
+/// both ways in. Those paths are heapmpi's, the same code over either
+/// MPI, so a default run takes each variant on one MPI, chosen per
+/// variant so that the variants as a whole meet both; `--full` takes
+/// every one on every MPI.
+pub fn variant_flavours(variant: &str) -> Vec<Flavour> {
+    let all = available_flavours();
+    if full() || all.len() < 2 {
+        return all;
+    }
+    vec![all[program_index(variant) % all.len()]]
+}
+
 /// The path of a tool a test needs; a missing one fails the test.
 pub fn require_tool(name: &str) -> PathBuf {
     which(name).unwrap_or_else(|| {
@@ -616,6 +632,19 @@ pub fn launcher_env(cmd: &mut Command, f: Flavour, mode: Mode) {
 
 /// The command line that starts `prog` with `nranks` ranks in `mode`.
 pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&str]) -> Command {
+    mpi_command_with(f, mode, nranks, prog, args, &[])
+}
+
+/// [`mpi_command`] with variables given to the ranks only (`-x` for Open
+/// MPI's launcher, `-genv` for Hydra's), never to the launcher itself.
+fn mpi_command_with(
+    f: Flavour,
+    mode: Mode,
+    nranks: usize,
+    prog: &Path,
+    args: &[&str],
+    rank_env: &[(&str, String)],
+) -> Command {
     let n = nranks.to_string();
     let mut cmd = match mode {
         Mode::Preload => {
@@ -633,6 +662,13 @@ pub fn mpi_command(f: Flavour, mode: Mode, nranks: usize, prog: &Path, args: &[&
             c
         }
     };
+    for (k, v) in rank_env {
+        if f.is_openmpi() {
+            cmd.arg("-x").arg(format!("{k}={v}"));
+        } else {
+            cmd.args(["-genv", k, v]);
+        }
+    }
     cmd.arg(prog).args(args).current_dir(repo_root());
     clean_env(&mut cmd);
     launcher_env(&mut cmd, f, mode);
@@ -937,11 +973,74 @@ pub fn spawn_mpi(case: &Case) -> Result<(Job, PathBuf), String> {
         ensure_library(case.flavour)?;
     }
     let prog = compile(case.program, case.flavour, case.mode)?;
-    let mut cmd = mpi_command(case.flavour, case.mode, case.nranks, &prog, case.args);
+    let rank_env = if case.mode == Mode::Stock {
+        stock_yielding(case.flavour, &prog)?
+    } else {
+        Vec::new()
+    };
+    let mut cmd = mpi_command_with(
+        case.flavour,
+        case.mode,
+        case.nranks,
+        &prog,
+        case.args,
+        &rank_env,
+    );
     for (k, v) in case.env {
         cmd.env(k, v);
     }
     Ok((Job::spawn(cmd)?, prog))
+}
+
+/// What makes a stock run's waiting ranks yield their core: the suites run
+/// 3 to 6 ranks, and two jobs at once, on 2 cores, and a busy-polling rank
+/// then spins through its time slice while the rank it waits for is off
+/// the core (a 0.4 s program took 6-10 s). The stock runs of a [`Case`]
+/// serve as references of what a program prints, which scheduling does
+/// not change. Open MPI has a setting for it (`mpi_yield_when_idle`); an
+/// MPICH built on UCX has none, so its ranks get `tests/c/ucx_yield.c`
+/// preloaded. heapmpi's runs get neither: they run as users run them.
+fn stock_yielding(f: Flavour, prog: &Path) -> Result<Vec<(&'static str, String)>, String> {
+    if f.is_openmpi() {
+        return Ok(vec![("OMPI_MCA_mpi_yield_when_idle", "1".into())]);
+    }
+    let ldd = Command::new("ldd")
+        .arg(prog)
+        .envs(f.tool_env())
+        .output()
+        .map_err(|e| format!("ldd {}: {e}", prog.display()))?;
+    if !String::from_utf8_lossy(&ldd.stdout).contains("libucp.so") {
+        return Ok(Vec::new());
+    }
+    let shim = ucx_yield_shim()?;
+    Ok(vec![("LD_PRELOAD", shim.to_string_lossy().into_owned())])
+}
+
+/// `tests/c/ucx_yield.c` built once per test process into `target/c-tests`.
+fn ucx_yield_shim() -> Result<PathBuf, String> {
+    static SHIM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let dir = repo_root().join("target").join("c-tests");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        let out = dir.join("ucx_yield.so");
+        let tmp = dir.join(format!(".ucx_yield.so.{}", std::process::id()));
+        let mut cc = Command::new("cc");
+        cc.args(["-O2", "-shared", "-fPIC", "-o"])
+            .arg(&tmp)
+            .arg(c_dir().join("ucx_yield.c"))
+            .arg("-ldl");
+        let res = run_command(cc, Duration::from_secs(120))?;
+        if !res.status.success() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!(
+                "building the UCX yield shim failed:\n{}",
+                res.report()
+            ));
+        }
+        std::fs::rename(&tmp, &out).map_err(|e| format!("rename to {}: {e}", out.display()))?;
+        Ok(out)
+    })
+    .clone()
 }
 
 /// Runs the case to completion (or timeout). Err: build or spawn failure.
