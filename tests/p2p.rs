@@ -199,7 +199,7 @@ fn p2p_large_messages() {
 fn p2p_private_send_buffers() {
     conformance("p2p_private_send_buffers", "p2p_private", "private");
     let mut fl = Failures::new();
-    for f in available_flavours() {
+    for f in variant_flavours("p2p_private_send_buffers (stats)") {
         let stock_case = Case::new("p2p_private", f, Mode::Stock, 2);
         let Some(stock) = reference(&mut fl, &stock_case, 2, "private") else {
             continue;
@@ -401,7 +401,7 @@ fn fast_box_variants(test: &str, program: &str, verdict: &str, args: &[&str]) {
     } else {
         &[4]
     };
-    for f in available_flavours() {
+    for f in variant_flavours(test) {
         for &n in counts {
             let stock_case = Case::new(program, f, Mode::Stock, n).args(args);
             let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
@@ -474,8 +474,8 @@ fn p2p_uneven_and_failed_nodes() {
     let mut fl = Failures::new();
     let nodes = [("HEAPMPI_TEST_NODE_SIZE", "2"), ("HEAPMPI_STATS", "1")];
     let p2p_off = [("HEAPMPI_P2P", "0"), ("HEAPMPI_STATS", "1")];
-    for f in available_flavours() {
-        for n in [3, 4, 5] {
+    for n in [3, 4, 5] {
+        for f in variant_flavours(&format!("p2p_uneven_and_failed_nodes np={n}")) {
             let stock_case = Case::new("p2p_comms", f, Mode::Stock, n);
             let Some(stock) = reference(&mut fl, &stock_case, n, "comms") else {
                 continue;

@@ -146,7 +146,7 @@ fn rma_basic_without_rma_and_with_a_small_heap() {
     let no_rma = [("HEAPMPI_RMA", "0"), ("HEAPMPI_STATS", "1")];
     let small_heap = [("HEAPMPI_HEAP_SIZE", "2M"), ("HEAPMPI_STATS", "1")];
     let mut fl = Failures::new();
-    for f in available_flavours() {
+    for f in variant_flavours("rma_basic without rma") {
         let stock_case = Case::new(program, f, Mode::Stock, n);
         let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
             continue;
@@ -157,6 +157,12 @@ fn rma_basic_without_rma_and_with_a_small_heap() {
             check_rma_not_on_heap(o, n)?;
             check_nothing_left(o)
         });
+    }
+    for f in variant_flavours("rma_basic HEAPMPI_HEAP_SIZE=2M") {
+        let stock_case = Case::new(program, f, Mode::Stock, n);
+        let Some(stock) = reference(&mut fl, &stock_case, n, verdict) else {
+            continue;
+        };
         fl.run(
             Case::new(program, f, Mode::Preload, n).env(&small_heap),
             |o| {
