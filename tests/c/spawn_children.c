@@ -2,8 +2,11 @@
  * spawn_children.c - MPI_Comm_spawn of the program itself; parents and
  * children talk over the inter-communicator, then over its merge.
  *
- * usage: spawn_children [NCHILD] [--no-merge]
- *        NCHILD children (default 2, 1..16); --no-merge skips step 4.
+ * usage: spawn_children [NCHILD] [--no-merge] [--host NAME]
+ *        NCHILD children (default 2, 1..16); --no-merge skips step 4;
+ *        --host NAME places the children on host NAME (the info key
+ *        "host" of MPI_Comm_spawn, which Open MPI and MPICH both take),
+ *        and every child checks that MPI_Get_processor_name is NAME.
  *
  * Parent job (started by mpirun/mpiexec, P ranks):
  *   1. MPI_Comm_spawn(argv[0], {"--child", ...}, NCHILD, root 0,
@@ -86,6 +89,9 @@ static const char *const STAGE_NAMES[] = {
     [S_DISCONNECT] = "MPI_Comm_disconnect",
     [S_FINALIZE] = "MPI_Finalize",
 };
+
+/* --host: where the children must run (NULL: wherever the MPI puts them). */
+static const char *g_host;
 
 /* "parent 0/2" or "child 1/2", once the rank is known. */
 static char g_who[64] = "process ?/?";
@@ -186,12 +192,24 @@ static void run_parent(const char *self, int nchild, int merge)
 
     /* 1. Spawn. */
     g_stage = S_SPAWN;
-    char *child_argv[] = {"--child", merge ? NULL : "--no-merge", NULL};
+    char *child_argv[5] = {"--child"};
+    int a = 1;
+    if (!merge)
+        child_argv[a++] = "--no-merge";
+    MPI_Info info = MPI_INFO_NULL;
+    if (g_host) {
+        child_argv[a++] = "--host";
+        child_argv[a++] = (char *)g_host;
+        check_mpi(MPI_Info_create(&info), "MPI_Info_create");
+        check_mpi(MPI_Info_set(info, "host", g_host), "MPI_Info_set");
+    }
+    child_argv[a] = NULL;
     int errcodes[16];
     MPI_Comm inter = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_spawn(self, child_argv, nchild, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
-                             errcodes),
+    check_mpi(MPI_Comm_spawn(self, child_argv, nchild, info, 0, MPI_COMM_WORLD, &inter, errcodes),
               "MPI_Comm_spawn");
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     for (int i = 0; i < nchild; i++)
         if (errcodes[i] != MPI_SUCCESS)
             fail("errcodes[%d] = %d", i, errcodes[i]);
@@ -242,6 +260,13 @@ static void run_child(MPI_Comm parent, int merge)
     check_mpi(MPI_Comm_remote_size(parent, &nparent), "MPI_Comm_remote_size");
     if (nparent < 1)
         fail("remote size %d", nparent);
+    if (g_host) {
+        char name[MPI_MAX_PROCESSOR_NAME];
+        int len = 0;
+        check_mpi(MPI_Get_processor_name(name, &len), "MPI_Get_processor_name");
+        if (strcmp(name, g_host) != 0)
+            fail("running on %s, spawned with host %s", name, g_host);
+    }
     g_stage = S_CHILD_ALLREDUCE;
     int sum = -1;
     check_mpi(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
@@ -279,8 +304,10 @@ int main(int argc, char **argv)
             is_child = 1;
         else if (strcmp(argv[i], "--no-merge") == 0)
             merge = 0;
+        else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc)
+            g_host = argv[++i];
         else if ((nchild = atoi(argv[i])) < 1 || nchild > 16) {
-            fprintf(stderr, "usage: %s [NCHILD 1..16] [--no-merge]\n", argv[0]);
+            fprintf(stderr, "usage: %s [NCHILD 1..16] [--no-merge] [--host NAME]\n", argv[0]);
             return 1;
         }
     }
