@@ -177,6 +177,19 @@ impl Layout {
     }
 }
 
+/// The launcher of `mode`: heapmpirun for the preload runs, the MPI's
+/// own launcher for the others.
+pub fn launcher_argv(f: Flavour, mode: Mode) -> Vec<String> {
+    match mode {
+        Mode::Preload => vec![repo_root()
+            .join("wrappers")
+            .join("heapmpirun")
+            .display()
+            .to_string()],
+        Mode::Wrap | Mode::Stock => vec![f.launcher()],
+    }
+}
+
 /// The command that runs `prog` on `cl` from node1, in `mode`.
 pub fn cluster_command(
     cl: &Cluster,
@@ -188,14 +201,7 @@ pub fn cluster_command(
     env: &[(&str, &str)],
 ) -> Command {
     let n = layout.ranks().to_string();
-    let mut argv: Vec<String> = match mode {
-        Mode::Preload => vec![repo_root()
-            .join("wrappers")
-            .join("heapmpirun")
-            .display()
-            .to_string()],
-        Mode::Wrap | Mode::Stock => vec![f.launcher()],
-    };
+    let mut argv = launcher_argv(f, mode);
     argv.extend(layout.launcher_args(f));
     if f.is_openmpi() {
         argv.extend(["-np".to_string(), n]);

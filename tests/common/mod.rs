@@ -1781,6 +1781,30 @@ pub fn reference(fl: &mut Failures, stock_case: &Case, n: usize, verdict: &str) 
     stock_passed.then_some(stock)
 }
 
+/// The verdict lines of `tests/c/spawn_children.c` (parents' and
+/// children's), sorted: the launcher interleaves the two jobs' output.
+pub fn spawn_verdicts(stdout: &str) -> Vec<String> {
+    let mut v: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with("spawn_children:"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// A stock run of `spawn_children` passed with `nproc` "OK" verdicts (all
+/// processes, parents and children); returns the verdicts.
+pub fn check_spawn_stock(o: &Output, nproc: usize) -> Result<Vec<String>, String> {
+    check_success(o)?;
+    let v = spawn_verdicts(&o.stdout);
+    if v.len() == nproc && v.iter().all(|l| l.contains(": OK")) {
+        Ok(v)
+    } else {
+        Err(format!("expected {nproc} OK lines, got {v:?}"))
+    }
+}
+
 /// One configuration of the conformance matrix of the collectives and the
 /// one-sided tests.
 pub struct MatrixConfig {
