@@ -242,25 +242,6 @@ fn checked_shared(align: usize, n: usize, zero: bool) -> *mut u8 {
     p
 }
 
-/// `HEAPMPI_CHECK`'s malloc family: the shared heap with canaries when it
-/// serves the program, glibc otherwise (or when the heap is full).
-#[cold]
-fn checked_or_glibc(
-    align: usize,
-    n: usize,
-    zero: bool,
-    glibc: impl FnOnce() -> *mut u8,
-) -> *mut u8 {
-    if serving() {
-        let p = checked_shared(align, n, zero);
-        if !p.is_null() {
-            return count_shared(p, n);
-        }
-        return fallback(glibc(), n);
-    }
-    count_glibc(glibc(), n)
-}
-
 /// Who owns the part holding `p` (a block of the region), for
 /// `HEAPMPI_CHECK`'s message: this rank, or another local rank.
 fn part_owner(p: *const u8) -> String {
@@ -341,7 +322,11 @@ fn shared_or_glibc(
 #[inline]
 pub fn malloc(size: usize) -> *mut u8 {
     if check::on() {
-        return checked_or_glibc(MIN_ALIGN, size, false, || glibc::malloc(size));
+        return shared_or_glibc(
+            size,
+            || checked_shared(MIN_ALIGN, size, false),
+            || glibc::malloc(size),
+        );
     }
     shared_or_glibc(
         size,
@@ -390,7 +375,11 @@ pub fn calloc(nmemb: usize, size: usize) -> *mut u8 {
         return core::ptr::null_mut();
     };
     if check::on() {
-        return checked_or_glibc(MIN_ALIGN, total, true, || glibc::calloc(nmemb, size));
+        return shared_or_glibc(
+            total,
+            || checked_shared(MIN_ALIGN, total, true),
+            || glibc::calloc(nmemb, size),
+        );
     }
     shared_or_glibc(
         total,
@@ -413,7 +402,11 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
         return core::ptr::null_mut();
     };
     if check::on() {
-        return checked_or_glibc(align, size, false, || glibc::memalign(align, size));
+        return shared_or_glibc(
+            size,
+            || checked_shared(align, size, false),
+            || glibc::memalign(align, size),
+        );
     }
     shared_or_glibc(
         size,

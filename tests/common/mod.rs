@@ -1004,16 +1004,33 @@ fn stock_yielding(f: Flavour, prog: &Path) -> Result<Vec<(&'static str, String)>
     if f.is_openmpi() {
         return Ok(vec![("OMPI_MCA_mpi_yield_when_idle", "1".into())]);
     }
+    if !links_ucx(f, prog)? {
+        return Ok(Vec::new());
+    }
+    let shim = ucx_yield_shim()?;
+    Ok(vec![("LD_PRELOAD", shim.to_string_lossy().into_owned())])
+}
+
+/// Whether flavour `f`'s MPI library loads UCX, from `ldd` of `prog` (one
+/// of its programs: they all load the same library), asked once per
+/// flavour and test process.
+fn links_ucx(f: Flavour, prog: &Path) -> Result<bool, String> {
+    static ANSWERS: OnceLock<Mutex<HashMap<Flavour, bool>>> = OnceLock::new();
+    let answers = ANSWERS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&a) = answers.lock().unwrap_or_else(|e| e.into_inner()).get(&f) {
+        return Ok(a);
+    }
     let ldd = Command::new("ldd")
         .arg(prog)
         .envs(f.tool_env())
         .output()
         .map_err(|e| format!("ldd {}: {e}", prog.display()))?;
-    if !String::from_utf8_lossy(&ldd.stdout).contains("libucp.so") {
-        return Ok(Vec::new());
-    }
-    let shim = ucx_yield_shim()?;
-    Ok(vec![("LD_PRELOAD", shim.to_string_lossy().into_owned())])
+    let a = String::from_utf8_lossy(&ldd.stdout).contains("libucp.so");
+    answers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(f, a);
+    Ok(a)
 }
 
 /// `tests/c/ucx_yield.c` built once per test process into `target/c-tests`.
