@@ -973,11 +973,14 @@ pub fn spawn_mpi(case: &Case) -> Result<(Job, PathBuf), String> {
         ensure_library(case.flavour)?;
     }
     let prog = compile(case.program, case.flavour, case.mode)?;
-    let rank_env = if case.mode == Mode::Stock {
-        stock_yielding(case.flavour, &prog)?
-    } else {
-        Vec::new()
-    };
+    let mut rank_env = yielding(case, &prog)?;
+    // heapmpirun keeps an LD_PRELOAD of its environment (before
+    // libheapmpi.so) and passes it to the ranks itself.
+    let preload = match case.mode {
+        Mode::Preload => rank_env.iter().position(|(k, _)| *k == "LD_PRELOAD"),
+        _ => None,
+    }
+    .map(|i| rank_env.remove(i).1);
     let mut cmd = mpi_command_with(
         case.flavour,
         case.mode,
@@ -986,29 +989,45 @@ pub fn spawn_mpi(case: &Case) -> Result<(Job, PathBuf), String> {
         case.args,
         &rank_env,
     );
+    if let Some(p) = preload {
+        cmd.env("LD_PRELOAD", p);
+    }
     for (k, v) in case.env {
         cmd.env(k, v);
     }
     Ok((Job::spawn(cmd)?, prog))
 }
 
-/// What makes a stock run's waiting ranks yield their core: the suites run
-/// 3 to 6 ranks, and two jobs at once, on 2 cores, and a busy-polling rank
-/// then spins through its time slice while the rank it waits for is off
-/// the core (a 0.4 s program took 6-10 s). The stock runs of a [`Case`]
-/// serve as references of what a program prints, which scheduling does
-/// not change. Open MPI has a setting for it (`mpi_yield_when_idle`); an
-/// MPICH built on UCX has none, so its ranks get `tests/c/ucx_yield.c`
-/// preloaded. heapmpi's runs get neither: they run as users run them.
-fn stock_yielding(f: Flavour, prog: &Path) -> Result<Vec<(&'static str, String)>, String> {
-    if f.is_openmpi() {
+/// What makes the waiting ranks of a run yield their core inside the real
+/// MPI: the suites run 3 to 6 ranks, and two jobs at once, on 2 cores, and
+/// a busy-polling rank then spins through its time slice while the rank it
+/// waits for is off the core (a 0.4 s program took 6-10 s). Stock runs
+/// serve as references of what a program prints, which scheduling does not
+/// change, and always get it: Open MPI's setting (`mpi_yield_when_idle`),
+/// or for an MPICH built on UCX, which has none, `tests/c/ucx_yield.c`
+/// preloaded. heapmpi's own waits yield when ranks outnumber cores, and
+/// its progress thread does not depend on the real MPI's polling; inside
+/// the real MPI (communicator creation, finalize, traffic that degraded),
+/// Open MPI yields by itself on an oversubscribed node, so a heapmpi run of
+/// more ranks than cores gets the shim under MPICH to match (`coll_order`,
+/// 4 ranks: 2.24 s -> 0.44 s). A heapmpi run that fits the cores gets
+/// nothing: it runs as users run it.
+fn yielding(case: &Case, prog: &Path) -> Result<Vec<(&'static str, String)>, String> {
+    let f = case.flavour;
+    if case.mode == Mode::Stock && f.is_openmpi() {
         return Ok(vec![("OMPI_MCA_mpi_yield_when_idle", "1".into())]);
     }
-    if !links_ucx(f, prog)? {
+    let oversubscribed = case.nranks > cores();
+    if (case.mode != Mode::Stock && !oversubscribed) || f.is_openmpi() || !links_ucx(f, prog)? {
         return Ok(Vec::new());
     }
     let shim = ucx_yield_shim()?;
     Ok(vec![("LD_PRELOAD", shim.to_string_lossy().into_owned())])
+}
+
+/// The CPUs this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Whether flavour `f`'s MPI library loads UCX, from `ldd` of `prog` (one
