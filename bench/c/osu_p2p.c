@@ -12,6 +12,12 @@
  *                      and MPI_Waitall; reports MB/s counting both directions
  *             mbw_mr   pairs = ranks/2, rank i sends to rank i + ranks/2 as in
  *                      bw; reports aggregate MB/s and messages/s
+ *             probe    rank 0 calls MPI_Iprobe for a message rank 1 never
+ *                      sends, ITERS times (-i, default 1000000); reports ns
+ *                      per call on a line of size 0. Across nodes (rank 1
+ *                      on another node) heapmpi's time minus stock's is
+ *                      what heapmpi adds to a call for a remote peer: its
+ *                      routing decision.
  *   -m MIN:MAX   message sizes MIN..MAX bytes, doubling (a MIN of 0 gives
  *                0, 1, 2, 4, ...). Default 0:4194304 (latency), 1:4194304.
  *   -s LIST      explicit comma-separated sizes instead of -m
@@ -22,6 +28,10 @@
  *                (default 1; each count stays >= 1)
  *   -i N, -x N   iterations / warm-up iterations for every size (override)
  *   -w N         window size for bw, bibw, mbw_mr (default 64)
+ *   -p LIST      latency: rank 0's partners, comma-separated (default 1),
+ *                one after the other, one column each (across two nodes
+ *                with a node's ranks consecutive, -p 1,2 on 4 ranks gives
+ *                a local and a remote pair in the same run)
  *   -t           latency: each rank rewrites its whole send buffer before
  *                every send, as an application that packs fresh data does.
  *                OMB writes its buffers once, so they stay in the caches: a
@@ -64,8 +74,9 @@
  * window fits in this many bytes; above, all share one slot as in OMB. */
 #define SLOT_LIMIT (16u << 20)
 
-enum mode { LATENCY, BW, BIBW, MBW_MR };
-static const char *mode_names[] = {"latency", "bw", "bibw", "mbw_mr"};
+enum mode { LATENCY, BW, BIBW, MBW_MR, PROBE };
+static const char *mode_names[] = {"latency", "bw", "bibw", "mbw_mr", "probe"};
+#define MAX_PEERS 8
 
 static int rank, nranks;
 static int check;
@@ -76,8 +87,8 @@ static long errors_printed;
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr,
-                "usage: osu_p2p latency|bw|bibw|mbw_mr [-m MIN:MAX | -s LIST] [-O] [-f FACTOR]\n"
-                "               [-i ITERS] [-x SKIP] [-w WINDOW] [-t] [-v] [-c]\n");
+                "usage: osu_p2p latency|bw|bibw|mbw_mr|probe [-m MIN:MAX | -s LIST] [-O] [-f FACTOR]\n"
+                "               [-i ITERS] [-x SKIP] [-w WINDOW] [-p PEERS] [-t] [-v] [-c]\n");
 }
 
 static void die(const char *msg) {
@@ -180,8 +191,8 @@ static int cmp_size(const void *a, const void *b) {
 
 /* ---- benchmarks -------------------------------------------------------- */
 
-static long run_latency(size_t size, long iters, long skip, unsigned char *sbuf, unsigned char *rbuf,
-                        double *out) {
+static long run_latency(int peer, size_t size, long iters, long skip, unsigned char *sbuf,
+                        unsigned char *rbuf, double *out) {
     long bad = 0;
     MPI_Status st;
     double t0 = 0, t1;
@@ -207,14 +218,14 @@ static long run_latency(size_t size, long iters, long skip, unsigned char *sbuf,
             if (i == skip) t0 = MPI_Wtime();
             if (check) fill(sbuf, span, i, 0, 0);
             else if (touch) memset(sbuf, (int)(i & 0x7f) + 1, span);
-            MPI_Send(sbuf, count, t, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, count, t, 1, 1, MPI_COMM_WORLD, &st);
+            MPI_Send(sbuf, count, t, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, t, peer, 1, MPI_COMM_WORLD, &st);
             if (check && vec) bad += verify_vec(rbuf, span, i, 1, &st, size, "latency pong");
             else if (check) bad += verify(rbuf, size, i, 0, 1, &st, 1, "latency pong");
         }
         t1 = MPI_Wtime();
         *out = (t1 - t0) * 1e6 / (2.0 * iters);
-    } else if (rank == 1) {
+    } else if (rank == peer) {
         for (long i = 0; i < iters + skip; i++) {
             MPI_Recv(rbuf, count, t, 0, 1, MPI_COMM_WORLD, &st);
             if (check) {
@@ -229,6 +240,22 @@ static long run_latency(size_t size, long iters, long skip, unsigned char *sbuf,
     }
     if (vec) MPI_Type_free(&t);
     return bad;
+}
+
+/* probe: rank 0 asks MPI_Iprobe for a message rank 1 never sends; ns per
+ * call. */
+static void run_probe(long iters, long skip, double *out) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int flag = 0;
+        double t0 = 0;
+        for (long i = 0; i < iters + skip; i++) {
+            if (i == skip) t0 = MPI_Wtime();
+            MPI_Iprobe(1, 77, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            if (flag) die("probe: a message that nobody sent");
+        }
+        *out = (MPI_Wtime() - t0) * 1e9 / (double)iters;
+    }
 }
 
 /* bw (pairs = 1, only ranks 0 -> 1) and mbw_mr (pairs = nranks/2). */
@@ -335,6 +362,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[1], "bw")) m = BW;
     else if (!strcmp(argv[1], "bibw")) m = BIBW;
     else if (!strcmp(argv[1], "mbw_mr")) m = MBW_MR;
+    else if (!strcmp(argv[1], "probe")) m = PROBE;
     else {
         usage();
         die("unknown mode");
@@ -349,6 +377,7 @@ int main(int argc, char **argv) {
     double factor = 1.0;
     long iters_override = 0, skip_override = -1;
     int window = 64;
+    int peers[MAX_PEERS] = {1}, npeers = 1;
     for (int a = 2; a < argc; a++) {
         const char *o = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -369,12 +398,30 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "-i")) iters_override = atol(v);
         else if (!strcmp(o, "-x")) skip_override = atol(v);
         else if (!strcmp(o, "-w")) window = atoi(v);
+        else if (!strcmp(o, "-p")) {
+            char *copy = strdup(v), *save = NULL;
+            npeers = 0;
+            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (npeers == MAX_PEERS) die("-p: too many partners");
+                peers[npeers++] = atoi(tok);
+            }
+            free(copy);
+        }
         else { usage(); die("unknown option"); }
     }
     if (factor <= 0) die("-f wants a positive factor");
     if (window < 1 || window > MAX_WINDOW) die("-w out of range");
     if (nranks < 2) die("needs at least 2 ranks");
     if (m == MBW_MR && nranks % 2) die("mbw_mr needs an even number of ranks");
+    if (npeers == 0) die("-p wants at least one partner");
+    for (int i = 0; i < npeers; i++)
+        if (peers[i] < 1 || peers[i] >= nranks) die("-p: a partner out of range (1 .. ranks-1)");
+    if (npeers > 1 && m != LATENCY) die("-p is a latency option");
+    if (m == PROBE) {
+        /* one line of size 0: no sizes, no buffers */
+        list = "0";
+        odd = 0;
+    }
 
     if (list) {
         char *copy = strdup(list), *save = NULL;
@@ -402,7 +449,7 @@ int main(int argc, char **argv) {
     if (nsizes == 0) die("no message sizes");
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] > (size_t)1 << 30) die("message size above 1 GiB");
-    if (m != LATENCY && sizes[0] == 0) die("bandwidth modes need sizes >= 1");
+    if (m != LATENCY && m != PROBE && sizes[0] == 0) die("bandwidth modes need sizes >= 1");
     if (vec && m != LATENCY) die("-v is a latency option");
     for (int i = 0; vec && i < nsizes; i++)
         if (sizes[i] == 0 || sizes[i] % 8) die("-v wants sizes that are multiples of 8");
@@ -419,9 +466,14 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         printf("# osu_p2p %s: OSU micro-benchmark methodology (OMB 7.x), %d ranks%s\n", mode_names[m], nranks,
                check ? ", VALIDATION (timings not meaningful)" : "");
-        if (m != LATENCY) printf("# window %d\n", window);
+        if (m != LATENCY && m != PROBE) printf("# window %d\n", window);
         switch (m) {
-        case LATENCY: printf("# size latency_us\n"); break;
+        case LATENCY:
+            printf("# size");
+            for (int p = 0; p < npeers; p++) printf(" latency_us(0<->%d)", peers[p]);
+            printf("\n");
+            break;
+        case PROBE: printf("# size ns_per_MPI_Iprobe\n"); break;
         case BW: case BIBW: printf("# size MB/s\n"); break;
         case MBW_MR: printf("# size MB/s messages/s\n"); break;
         }
@@ -436,16 +488,23 @@ int main(int argc, char **argv) {
         if (m == LATENCY) {
             iters = large ? 1000 : 10000;
             skip = large ? 10 : 100;
+        } else if (m == PROBE) {
+            iters = 1000000;
+            skip = 10000;
         } else {
             iters = large ? 20 : 100;
             skip = large ? 2 : 10;
         }
         iters = iters_override > 0 ? iters_override : scaled(iters, factor);
         skip = skip_override >= 0 ? skip_override : scaled(skip, factor);
-        double v1 = 0, v2 = 0;
+        double v1 = 0, v2 = 0, lat[MAX_PEERS] = {0};
         long bad = 0;
         switch (m) {
-        case LATENCY: bad = run_latency(size, iters, skip, sbuf, rbuf, &v1); break;
+        case LATENCY:
+            for (int p = 0; p < npeers; p++) bad += run_latency(peers[p], size, iters, skip, sbuf, rbuf, &lat[p]);
+            v1 = lat[0];
+            break;
+        case PROBE: run_probe(iters, skip, &v1); break;
         case BW: case MBW_MR: bad = run_bw(m, size, iters, skip, window, sbuf, rbuf, &v1, &v2); break;
         case BIBW: bad = run_bibw(size, iters, skip, window, sbuf, rbuf, &v1); break;
         }
@@ -454,7 +513,11 @@ int main(int argc, char **argv) {
         total_bad += all_bad;
         if (rank == 0) {
             if (m == MBW_MR) printf("%zu %.2f %.0f\n", size, v1, v2);
-            else printf("%zu %.3f\n", size, v1);
+            else if (m == LATENCY) {
+                printf("%zu", size);
+                for (int p = 0; p < npeers; p++) printf(" %.3f", lat[p]);
+                printf("\n");
+            } else printf("%zu %.3f\n", size, v1);
             if (all_bad) printf("# validation FAILED at size %zu: %ld bad bytes\n", size, all_bad);
             fflush(stdout);
         }

@@ -403,6 +403,19 @@ pub const RMA_METRICS: &[Metric] = &[
     rma_bw("get_bw", "get bandwidth, 64 gets per flush", 12),
 ];
 
+/// Benchmarks that mean something only across nodes: in the default set
+/// only with `--nodes` (named with `--bench`, they run anywhere).
+pub const ACROSS_ONLY: &[&str] = &["lat_pairs", "probe"];
+
+/// The benchmarks a run makes when `--bench` does not say: all, those of
+/// [`ACROSS_ONLY`] only across nodes.
+pub fn defaults(nodes: usize) -> Vec<&'static Bench> {
+    BENCHES
+        .iter()
+        .filter(|b| nodes > 1 || !ACROSS_ONLY.contains(&b.name))
+        .collect()
+}
+
 pub const BENCHES: &[Bench] = &[
     Bench {
         name: "latency",
@@ -454,6 +467,33 @@ pub const BENCHES: &[Bench] = &[
             Metric { title: "multi-pair bandwidth", ..BW_GBS },
             MSG_RATE,
         ],
+    },
+    Bench {
+        name: "lat_pairs",
+        what: "latency as above at 4 ranks, rank 0 with rank 1 then with rank 2 in the same run: across --nodes 2 (a node's ranks consecutive) a pair on one node and a pair across nodes",
+        program: "osu_p2p",
+        mode_args: &["latency", "-p", "1,2"],
+        min_size: 0,
+        style: Style::Osu,
+        sizes: Sizes::Fixed(&[0, 8, 1000, 4096, 9000, 65536, 100_000, 1_048_576]),
+        ranks: 4,
+        iters: Iters::Osu,
+        metrics: &[
+            Metric { key: "r1", title: "latency, ranks 0-1 (one node)", ..LAT_US },
+            Metric { key: "r2", title: "latency, ranks 0-2 (two nodes)", column: 1, ..LAT_US },
+        ],
+    },
+    Bench {
+        name: "probe",
+        what: "MPI_Iprobe by rank 0 for a message rank 1 never sends, ns per call: across nodes, heapmpi's time minus stock's is what it adds to a call for a remote peer (its routing decision)",
+        program: "osu_p2p",
+        mode_args: &["probe"],
+        min_size: 0,
+        style: Style::Osu,
+        sizes: Sizes::Fixed(&[0]),
+        ranks: 2,
+        iters: Iters::Osu,
+        metrics: &[Metric { title: "MPI_Iprobe to a remote rank", unit: "ns", ..LAT_US }],
     },
     Bench {
         name: "lat_sweep",

@@ -17,7 +17,10 @@ and reports the median of the repetitions with the spread.
                     lat_vector (latency of a strided datatype),
                     random_update, random_update4, random_update8,
                     coll, coll4, nbc (nonblocking collectives), rma,
-                    rma_create, malloc; groups: p2p (the first four),
+                    rma_create, malloc; across --nodes also (and only
+                    by default there): lat_pairs (a pair on one node and a
+                    pair across nodes in one run), probe (ns of an
+                    MPI_Iprobe to a remote rank); groups: p2p (the first four),
                     sweep (lat_sweep, bw_sweep, lat_fresh, lat_vector),
                     random,
                     collectives (coll, coll4), onesided (rma,
@@ -63,7 +66,10 @@ and reports the median of the repetitions with the spread.
   --nodes N         run every MPI job across N namespace nodes on this
                     machine (tests/cluster/cluster, as root; ranks over TCP
                     between nodes, spread evenly, a node's ranks consecutive;
-                    unbound); 1 (default): this machine as one node
+                    unbound); 1 (default): this machine as one node.
+                    The collectives also run stock with the MPI's node-aware
+                    algorithms (Open MPI coll/han, MPICH smp): a third
+                    column, and heapmpi is held to the better stock
   --out DIR         results directory (default bench/results/<timestamp>,
                     with bench/results/latest pointing at it)
   --publish         after the run, write its report (machine, commit, date,
@@ -138,7 +144,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 impl Opts {
     pub fn parse(args: &[String]) -> Result<Opts, String> {
         let mut o = Opts {
-            benches: benches::BENCHES.iter().collect(),
+            benches: vec![],
             mpis: vec!["openmpi".into(), "mpich".into()],
             mpis_given: false,
             size_min: 0,
@@ -168,6 +174,7 @@ impl Opts {
             nodes: 1,
             command_line: args.join(" "),
         };
+        let mut benches_given = false;
         let mut reps_given = false;
         let mut scale_given = false;
         let mut steps_given = false;
@@ -193,6 +200,7 @@ impl Opts {
                 "--bench" | "--benches" => {
                     let v = value()?;
                     o.benches.clear();
+                    benches_given = true;
                     for n in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                         let names: Vec<&str> = match n {
                             "all" => benches::BENCHES.iter().map(|b| b.name).collect(),
@@ -350,6 +358,9 @@ impl Opts {
             }
             i += 1;
         }
+        if !benches_given {
+            o.benches = benches::defaults(o.nodes);
+        }
         if o.apps_only {
             o.benches.clear();
             o.limits = false;
@@ -444,7 +455,12 @@ mod tests {
     fn defaults_and_quick() {
         let o = Opts::parse(&[]).unwrap();
         assert_eq!(o.reps, 5);
-        assert_eq!(o.benches.len(), benches::BENCHES.len());
+        assert_eq!(
+            o.benches.len(),
+            benches::BENCHES.len() - benches::ACROSS_ONLY.len()
+        );
+        let n = Opts::parse(&["--nodes".into(), "2".into()]).unwrap();
+        assert_eq!(n.benches.len(), benches::BENCHES.len());
         let lat = benches::find("latency").unwrap();
         let bw = benches::find("bw").unwrap();
         assert_eq!(o.sizes_for(lat).len(), 24);

@@ -6,7 +6,7 @@
 //! refused unless `--publish-partial` says so, and then the file says what
 //! the run left out.
 
-use crate::benches::BENCHES;
+use crate::benches::defaults;
 use crate::machine::Commit;
 use crate::opts::Opts;
 use crate::results::Results;
@@ -33,11 +33,11 @@ pub fn left_out(opts: &Opts) -> Vec<String> {
     if opts.apps_only {
         v.push("--apps-only (no micro-benchmarks, no machine limits)".to_string());
     } else {
-        if opts.benches.len() < BENCHES.len() {
+        let all = defaults(opts.nodes).len();
+        if opts.benches.len() < all {
             v.push(format!(
-                "--bench: {} of the {} micro-benchmarks",
+                "--bench: {} of the {all} micro-benchmarks",
                 opts.benches.len(),
-                BENCHES.len()
             ));
         }
         if opts.sizes_given {
