@@ -13,6 +13,7 @@ mod compile;
 mod limits;
 mod machine;
 mod opts;
+mod paths;
 mod plot;
 mod profile;
 mod program_args;
@@ -142,6 +143,8 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
     }
     // Timing runs.
     timing::run_all(&opts, &runner, &bin_dir, &mut progress, &mut res);
+    // Which path each collective took across nodes.
+    paths::run_all(&opts, &runner, &bin_dir, &mut progress, &mut res);
     // Applications.
     if opts.app {
         res.add_apps(app::run_all(&opts, &runner, &bench, &out, &mut progress));
@@ -196,13 +199,25 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
 
 /// The runs this invocation will make, for the progress lines.
 fn planned_runs(opts: &Opts) -> usize {
-    let n_jobs: usize = opts.benches.len() * opts.mpis.len();
+    // stock and heapmpi, and stock node-aware for some ([`timing::aware`])
+    let n_jobs: usize = opts
+        .benches
+        .iter()
+        .map(|b| if timing::aware(opts, b) { 3 } else { 2 })
+        .sum::<usize>()
+        * opts.mpis.len();
     let mut total = 0;
     if opts.check {
         total += check::check_runs(opts).0.len();
     }
     if !opts.check_only {
-        total += n_jobs * opts.reps * 2;
+        total += n_jobs * opts.reps;
+        total += opts
+            .benches
+            .iter()
+            .filter(|b| paths::wanted(opts, b))
+            .count()
+            * opts.mpis.len();
         if opts.limits {
             total += 1;
         }

@@ -27,6 +27,8 @@ pub struct Results {
     pub checks: Vec<(String, bool)>,
     /// validation runs left out on purpose, and why
     pub check_notes: Vec<String>,
+    /// (bench, mpi) -> the collectives' paths across nodes (`crate::paths`)
+    pub paths: BTreeMap<(&'static str, String), Vec<crate::paths::PathRow>>,
 }
 
 #[derive(Clone, Debug, Default)]

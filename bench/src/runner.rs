@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 pub enum Variant {
     Stock,
     Heapmpi,
+    /// stock with its node-aware collectives chosen ([`aware_env`]): run
+    /// beside the other two by the collective benchmarks across `--nodes`
+    Aware,
 }
 
 impl Variant {
@@ -19,6 +22,7 @@ impl Variant {
         match self {
             Variant::Stock => "stock",
             Variant::Heapmpi => "heapmpi",
+            Variant::Aware => "stock-aware",
         }
     }
 }
@@ -99,6 +103,27 @@ pub fn mpi_env(root: &Path, mpi: &str) -> Vec<(String, String)> {
         ],
         _ => vec![],
     }
+}
+
+/// The settings that make a stock MPI run its collectives node-aware
+/// (`Variant::Aware`), which neither does by default. Open MPI:
+/// `coll/han`, the hierarchical component (intra-node then inter-node
+/// stages, Luo et al., "HAN: a Hierarchical AutotuNed Collective
+/// Communication Framework", CLUSTER 2020), ranked above `coll/tuned`.
+/// MPICH: the "smp" algorithm of barrier, bcast, reduce and allreduce (node
+/// phase, then node leaders, then node phase), chosen over the device's
+/// own selection by turning the device collectives off.
+pub fn aware_env(mpi: &str) -> Vec<(String, String)> {
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    if is_openmpi(mpi) {
+        return vec![kv("OMPI_MCA_coll_han_priority", "100")];
+    }
+    let mut e = vec![];
+    for c in ["BARRIER", "BCAST", "REDUCE", "ALLREDUCE"] {
+        e.push(kv(&format!("MPIR_CVAR_{c}_DEVICE_COLLECTIVE"), "0"));
+        e.push(kv(&format!("MPIR_CVAR_{c}_INTRA_ALGORITHM"), "smp"));
+    }
+    e
 }
 
 /// Whether `cmd` is a command on PATH or an executable path.
@@ -267,7 +292,7 @@ impl Runner {
         env: &[(String, String)],
     ) -> Outcome {
         let first = match variant {
-            Variant::Stock => launcher(&self.root, mpi).into(),
+            Variant::Stock | Variant::Aware => launcher(&self.root, mpi).into(),
             Variant::Heapmpi => self.root.join("wrappers/heapmpirun").into_os_string(),
         };
         let mut cmd = match &self.nodes {
@@ -284,6 +309,9 @@ impl Runner {
         cmd.args(launch_args(mpi, ranks, self.nodes.is_some()));
         let mut env = env.to_vec();
         env.extend(mpi_env(&self.root, mpi));
+        if variant == Variant::Aware {
+            env.extend(aware_env(mpi));
+        }
         if is_openmpi(mpi) {
             for (k, _) in &env {
                 cmd.args(["-x", k]);

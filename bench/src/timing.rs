@@ -10,7 +10,8 @@ use crate::runner::{self, Runner, Variant};
 use std::path::Path;
 
 /// Every timing run: repetition-major, stock/heapmpi alternating (ABBA) so
-/// that slow drifts of the machine hit both alike.
+/// that slow drifts of the machine hit both alike; across nodes, the
+/// collectives' stock runs with node-aware collectives in between.
 pub fn run_all(
     opts: &Opts,
     runner: &Runner,
@@ -21,11 +22,13 @@ pub fn run_all(
     for rep in 0..opts.reps {
         for b in &opts.benches {
             for mpi in &opts.mpis {
-                let order = if rep % 2 == 0 {
-                    [Variant::Stock, Variant::Heapmpi]
-                } else {
-                    [Variant::Heapmpi, Variant::Stock]
-                };
+                let mut order = vec![Variant::Stock, Variant::Heapmpi];
+                if aware(opts, b) {
+                    order.insert(1, Variant::Aware);
+                }
+                if rep % 2 == 1 {
+                    order.reverse();
+                }
                 for v in order {
                     timing_run(opts, runner, bin_dir, b, mpi, v, rep, progress, res);
                 }
@@ -88,4 +91,11 @@ fn timing_run(
         .entry((b.name, mpi.to_string(), v))
         .or_default()
         .push(t);
+}
+
+/// Whether benchmark `b` also runs stock with the MPI's node-aware
+/// collectives ([`runner::aware_env`]): its collectives across `--nodes`,
+/// where heapmpi is held to the better of stock's default and that.
+pub fn aware(opts: &Opts, b: &Bench) -> bool {
+    opts.nodes > 1 && b.is_coll()
 }

@@ -207,9 +207,15 @@ fn node(comm: ffi::MPI_Comm) -> Option<&'static Node> {
 }
 
 /// [`node`], for the collectives heapmpi runs only on communicators inside
-/// one node (the others go to the real MPI).
+/// one node (the others go to the real MPI, which `HEAPMPI_PROFILE` then
+/// counts as `remote`: members on another node).
 fn flat(comm: ffi::MPI_Comm) -> Option<&'static Node> {
-    node(comm).filter(|n| n.span.is_none())
+    let n = node(comm)?;
+    if n.span.is_some() {
+        crate::profile::real(crate::profile::How::Remote, None);
+        return None;
+    }
+    Some(n)
 }
 
 fn comm_null() -> ffi::MPI_Comm {

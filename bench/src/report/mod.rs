@@ -9,6 +9,7 @@ pub mod format;
 mod header;
 mod limits;
 mod nbc;
+mod paths;
 mod problems;
 mod rma;
 pub mod series;
@@ -32,6 +33,7 @@ pub fn text(opts: &Opts, res: &Results, env: &[(String, String)]) -> String {
     apps::apps(&mut out, res, opts);
     summary::headline(&mut out, res, opts);
     coll::coll_targets(&mut out, res, opts);
+    paths::paths(&mut out, res, opts);
     nbc::nbc_targets(&mut out, res, opts);
     rma::rma_summary(&mut out, res, opts);
 

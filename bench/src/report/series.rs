@@ -34,7 +34,9 @@ pub fn series(
 }
 
 /// The better stock median at `size` over the MPIs measured (the lower one
-/// for times, the higher for rates), with its MPI (`openmpi`, `mpich`).
+/// for times, the higher for rates), with its MPI (`openmpi`, `mpich`);
+/// across nodes, over each MPI's default and node-aware collectives alike
+/// (`Variant::Aware`, where measured).
 pub fn stock_best<'a>(
     res: &Results,
     opts: &'a Opts,
@@ -43,8 +45,12 @@ pub fn stock_best<'a>(
     size: u64,
 ) -> Option<(f64, &'a str)> {
     let mut best: Option<(f64, &'a str)> = None;
-    for mpi in &opts.mpis {
-        if let Some(x) = series(res, b, m, mpi, Variant::Stock).get(&size) {
+    for (mpi, v) in opts
+        .mpis
+        .iter()
+        .flat_map(|mpi| [(mpi, Variant::Stock), (mpi, Variant::Aware)])
+    {
+        if let Some(x) = series(res, b, m, mpi, v).get(&size) {
             let better = match best {
                 None => true,
                 Some((v, _)) => {

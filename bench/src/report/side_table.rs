@@ -34,6 +34,16 @@ pub(super) fn side_table(
         .iter()
         .map(|mpi| series(res, b, m, mpi, Variant::Heapmpi))
         .collect();
+    // stock's node-aware collectives, where measured (across nodes)
+    let aw: Vec<BTreeMap<u64, Summary>> = mpis
+        .iter()
+        .map(|mpi| series(res, b, m, mpi, Variant::Aware))
+        .collect();
+    let aw: &[BTreeMap<u64, Summary>] = if aw.iter().any(|t| !t.is_empty()) {
+        &aw
+    } else {
+        &[]
+    };
     let sizes: std::collections::BTreeSet<u64> = st
         .iter()
         .chain(hp.iter())
@@ -93,6 +103,14 @@ pub(super) fn side_table(
              (max-min)/median of the series; reductions: size/8 doubles, MPI_SUM)"
         );
     }
+    if legend && !aw.is_empty() {
+        let _ = writeln!(
+            out,
+            "   (node-aware = stock with its node-aware collectives: Open MPI's coll/han, MPICH's\n    \
+             smp algorithms; h/aw = heapmpi / that, * when more than 10% worse; h/best is taken\n    \
+             over every stock run, default and node-aware)"
+        );
+    }
     // A percentage (overlap) is compared by difference, in points; the
     // others by ratio.
     let pct = m.kind == Kind::Percent;
@@ -131,15 +149,22 @@ pub(super) fn side_table(
         format!("{:^width$} ", title, width = n * (width + 1) - 1)
     };
     h1.push_str(&group("stock", mpis.len(), w));
+    if !aw.is_empty() {
+        h1.push_str(&group("node-aware", mpis.len(), w));
+    }
     h1.push_str(&group("heapmpi", mpis.len(), w));
     h1.push_str(&group(if pct { "h-st" } else { "h/st" }, mpis.len(), 7));
+    if !aw.is_empty() {
+        h1.push_str(&group(if pct { "h-aw" } else { "h/aw" }, mpis.len(), 7));
+    }
     h1.push_str(&group(if pct { "h-best" } else { "h/best" }, mpis.len(), 7));
-    for _ in 0..2 {
+    let groups = if aw.is_empty() { 2 } else { 3 };
+    for _ in 0..groups {
         for mpi in &mpis {
             let _ = write!(h2, "{:>w$} ", short(mpi));
         }
     }
-    for _ in 0..2 {
+    for _ in 0..groups {
         for mpi in &mpis {
             let _ = write!(h2, "{:>6}  ", short(mpi));
         }
@@ -158,7 +183,7 @@ pub(super) fn side_table(
             }
         );
         let mut spread: f64 = 0.0;
-        for t in st.iter().chain(hp.iter()) {
+        for t in st.iter().chain(aw.iter()).chain(hp.iter()) {
             let x = t.get(&size);
             let _ = write!(line, "{:>w$} ", x.map_or("-".into(), |x| fmt_val(x.median)));
             if let Some(x) = x.filter(|x| x.n > 1) {
@@ -173,6 +198,16 @@ pub(super) fn side_table(
                     if worse(r) {
                         over.push((size, mpi_title(mpi), r));
                     }
+                    format!("{}{}", fmt_cmp(r), if worse(r) { "*" } else { " " })
+                }
+                _ => "- ".into(),
+            };
+            let _ = write!(line, "{cell:>7} ");
+        }
+        for (i, a) in aw.iter().enumerate() {
+            let cell = match (a.get(&size), hp[i].get(&size)) {
+                (Some(a), Some(h)) if a.median > 0.0 || pct => {
+                    let r = cmp(h.median, a.median);
                     format!("{}{}", fmt_cmp(r), if worse(r) { "*" } else { " " })
                 }
                 _ => "- ".into(),
