@@ -467,6 +467,20 @@ pub unsafe fn init_thread(
 /// As `MPI_Finalize`.
 pub unsafe fn finalize() -> c_int {
     before_finalize();
+    if outcome().is_some_and(|o| o.nlocal < o.world_size) {
+        // Across nodes, every rank meets every other in the real MPI before
+        // it finalizes. Without it MPICH over UCX hung in MPI_Finalize in
+        // half the runs of 2 nodes x 2 ranks (stock: none of 8): ranks
+        // whose last collectives went through the heap and the node leaders
+        // reach finalize at different moments, one node's ranks flush their
+        // endpoints and block in the launcher's barrier, which does not
+        // progress UCX, while the other node's still wait for the replies
+        // to their flush (with the barrier: none of 8). Every rank of
+        // MPI_COMM_WORLD runs heapmpi (`after_init` splits it), so all of
+        // them make this call; MPI_Finalize is collective anyway.
+        // SAFETY: a predefined communicator, MPI still initialized.
+        unsafe { ffi::PMPI_Barrier(ffi::RSMPI_COMM_WORLD) };
+    }
     // SAFETY: forwarded from the caller. The shared heap stays mapped: the
     // program may free memory after finalize.
     let rc = unsafe { ffi::PMPI_Finalize() };
