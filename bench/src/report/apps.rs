@@ -30,7 +30,14 @@ pub(super) fn apps(out: &mut String, res: &Results, opts: &Opts) {
         return;
     }
     let ranks = opts.app_ranks;
-    let bound = if ranks > crate::runner::cpu_count() {
+    let bound = if opts.nodes > 1 {
+        format!(
+            " across {} nodes ({} a node, unbound){}",
+            opts.nodes,
+            ranks.div_ceil(opts.nodes),
+            oversubscribed_note(ranks)
+        )
+    } else if ranks > crate::runner::cpu_count() {
         oversubscribed_note(ranks)
     } else {
         " bound to cores".to_string()
