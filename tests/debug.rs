@@ -260,10 +260,14 @@ const MEMCHECK_BUGS: [(&str, &str); 4] = [
 ];
 
 /// The program's lines that do not depend on what a bug read (its traffic
-/// verdicts and the last line), sorted (ranks print in any order).
+/// verdicts and the last line), sorted (ranks print in any order). Every
+/// line starts with "rank ", and one is split there too: Hydra once glued
+/// rank 1's line to the end of rank 0's unfinished one in a stock run
+/// under valgrind ("... was smallrank 1: memcheck traffic ok").
 fn lines(o: &Output) -> Vec<String> {
     let mut l: Vec<String> = o
         .stdout
+        .replace("rank ", "\nrank ")
         .lines()
         .filter(|l| {
             l.starts_with("rank ") && (l.contains("memcheck traffic") || l.ends_with(" done"))

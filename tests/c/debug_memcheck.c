@@ -40,6 +40,7 @@ __attribute__((noinline)) static void use_after_free_here(void)
     g_keep = p;
     free(p);
     printf("rank 0: read after free gave %d\n", g_keep[10] == 2 ? 2 : 0);
+    fflush(stdout);
 }
 
 __attribute__((noinline)) static void double_free_here(void)
@@ -59,6 +60,7 @@ __attribute__((noinline)) static void uninit_here(void)
         printf("rank 0: uninitialised value was large\n");
     else
         printf("rank 0: uninitialised value was small\n");
+    fflush(stdout);
     free(p);
 }
 
