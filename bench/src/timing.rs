@@ -94,8 +94,9 @@ fn timing_run(
 }
 
 /// Whether benchmark `b` also runs stock with the MPI's node-aware
-/// collectives ([`runner::aware_env`]): its collectives across `--nodes`,
-/// where heapmpi is held to the better of stock's default and that.
+/// collectives ([`runner::aware_env`]): its blocking collectives across
+/// `--nodes`, where heapmpi is held to the better of stock's default and
+/// that (the settings choose no nonblocking algorithm).
 pub fn aware(opts: &Opts, b: &Bench) -> bool {
-    opts.nodes > 1 && b.is_coll()
+    opts.nodes > 1 && b.is_coll() && !b.is_nbc()
 }
