@@ -312,6 +312,15 @@ impl Runner {
         if variant == Variant::Aware {
             env.extend(aware_env(mpi));
         }
+        if self.nodes.is_some() && is_openmpi(mpi) && ranks > cpu_count() {
+            // The namespace nodes share this machine's cores, which each
+            // node's launcher cannot see: more ranks than cores in all
+            // oversubscribe them, and Open MPI, which yields in its waits
+            // when it knows a node is oversubscribed, would busy-poll (4
+            // LAMMPS ranks across 2 nodes: minutes for what takes seconds).
+            // Stock and heapmpi alike.
+            env.push(("OMPI_MCA_mpi_yield_when_idle".into(), "1".into()));
+        }
         if is_openmpi(mpi) {
             for (k, _) in &env {
                 cmd.args(["-x", k]);
