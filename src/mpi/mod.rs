@@ -475,7 +475,9 @@ pub unsafe fn finalize() -> c_int {
         // reach finalize at different moments, one node's ranks flush their
         // endpoints and block in the launcher's barrier, which does not
         // progress UCX, while the other node's still wait for the replies
-        // to their flush (with the barrier: none of 8). Every rank of
+        // to their flush (with the barrier: none of 10; a program of
+        // MPI_Alltoall and MPI_Barrier alone, which stock MPICH hangs on
+        // in 4 runs of 8, 1 of 8: the UCX race itself remains). Every rank of
         // MPI_COMM_WORLD runs heapmpi (`after_init` splits it), so all of
         // them make this call; MPI_Finalize is collective anyway.
         // SAFETY: a predefined communicator, MPI still initialized.
