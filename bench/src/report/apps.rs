@@ -31,11 +31,12 @@ pub(super) fn apps(out: &mut String, res: &Results, opts: &Opts) {
     }
     let ranks = opts.app_ranks;
     let bound = if opts.nodes > 1 {
+        let over = oversubscribed_note(ranks);
         format!(
-            " across {} nodes ({} a node, unbound){}",
+            " across {} nodes ({} a node{}){over}",
             opts.nodes,
             ranks.div_ceil(opts.nodes),
-            oversubscribed_note(ranks)
+            if over.is_empty() { ", unbound" } else { "" },
         )
     } else if ranks > crate::runner::cpu_count() {
         oversubscribed_note(ranks)
