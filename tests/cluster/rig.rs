@@ -237,11 +237,6 @@ pub fn cluster_command(
     cmd
 }
 
-/// The CPUs this process may run on (every node's, as they share them).
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// Runs `case` (its rank count is the layout's) on the cluster.
 pub fn run_on(cl: &Cluster, case: &Case, layout: Layout) -> Result<Output, String> {
     if case.mode != Mode::Stock {

@@ -1025,8 +1025,9 @@ fn yielding(case: &Case, prog: &Path) -> Result<Vec<(&'static str, String)>, Str
     Ok(vec![("LD_PRELOAD", shim.to_string_lossy().into_owned())])
 }
 
-/// The CPUs this process may run on.
-fn cores() -> usize {
+/// The CPUs this process may run on (the namespace nodes of
+/// `tests/cluster` share them all).
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
