@@ -117,11 +117,25 @@ thread_local! {
 const OFF: u64 = 0;
 /// Token of a nested entry (not timed).
 const NESTED: u64 = 1;
+/// Token of an entry while only `HEAPMPI_CHECK`'s page guards listen.
+const GUARD_ONLY: u64 = 2;
+
+/// Whether entry points take the slow path: profiling is on, or
+/// `HEAPMPI_CHECK`'s page guards count heapmpi's entries on each thread
+/// ([`crate::heap::guard`]). Relaxed: set once at `MPI_Init`; an entry
+/// that misses it only misses being counted.
+static HOOKED: AtomicBool = AtomicBool::new(false);
+
+/// Entry points tell `HEAPMPI_CHECK`'s page guards when heapmpi runs.
+pub fn hook_for_guards() {
+    HOOKED.store(true, Ordering::Relaxed);
+}
 
 /// Starts profiling (at `MPI_Init`, when `HEAPMPI_PROFILE` asks for it).
 pub fn start() {
     START.store(crate::sys::monotonic_ns(), Ordering::Relaxed);
     ON.store(true, Ordering::Relaxed);
+    HOOKED.store(true, Ordering::Relaxed);
 }
 
 /// Whether profiling is on.
@@ -133,7 +147,7 @@ pub fn on() -> bool {
 /// At an entry point: a token for [`leave`].
 #[inline]
 pub fn enter() -> u64 {
-    if !on() {
+    if !HOOKED.load(Ordering::Relaxed) {
         return OFF;
     }
     enter_slow()
@@ -141,6 +155,12 @@ pub fn enter() -> u64 {
 
 #[cold]
 fn enter_slow() -> u64 {
+    if crate::heap::guard::armed() {
+        crate::heap::guard::enter();
+    }
+    if !on() {
+        return GUARD_ONLY;
+    }
     let d = DEPTH.with(|d| {
         let v = d.get();
         d.set(v + 1);
@@ -150,7 +170,7 @@ fn enter_slow() -> u64 {
         return NESTED;
     }
     ROUTE.with(|r| r.set((How::Passed, 0)));
-    crate::sys::monotonic_ns().max(2)
+    crate::sys::monotonic_ns().max(GUARD_ONLY + 1)
 }
 
 /// At the end of an entry point: records the call in `slot`.
@@ -163,6 +183,12 @@ pub fn leave(slot: &'static Slot, token: u64) {
 
 #[cold]
 fn leave_slow(slot: &'static Slot, token: u64) {
+    if crate::heap::guard::armed() {
+        crate::heap::guard::leave();
+    }
+    if token == GUARD_ONLY {
+        return;
+    }
     DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
     if token == NESTED {
         return;

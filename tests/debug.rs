@@ -706,3 +706,145 @@ fn heapmpi_check_names_a_block_written_past_its_end() {
     }
     fl.finish("heapmpi_check_names_a_block_written_past_its_end");
 }
+
+/// `HEAPMPI_CHECK=1`'s page guards and buffer checks: a write through a
+/// pointer to another rank's block, a write run past the end of this
+/// rank's heap, a write at the same place in the next rank's part, a
+/// block with a broken canary given to `MPI_Send` and a send of more bytes
+/// than its block holds each end the job with one line naming the rank
+/// whose memory it is and the block, then an abort (`tests/c/debug_core.c`
+/// documents each case). A default run takes each case through one
+/// (MPI, way in), the five spread over all of them; `--full` takes every
+/// case every way.
+#[test]
+fn heapmpi_check_names_writes_into_other_ranks_memory() {
+    // The size of a rank's part: "next" writes that far from its block.
+    const PART: &str = "268435456";
+    let env = [("HEAPMPI_CHECK", "1"), ("HEAPMPI_HEAP_SIZE", "256M")];
+    type Want = fn(&str, &str) -> String;
+    let cases: [(&str, &[&str], Want); 5] = [
+        ("stale", &[], |block, _| {
+            format!(
+                "heapmpi: HEAPMPI_CHECK (rank 1): a write at {:#x} into rank 0's part of the \
+                 shared heap, inside the 200-byte block at {block}: a stale or wild pointer",
+                hex(block) + 16
+            )
+        }),
+        ("beyond", &[], |_, _| {
+            "heapmpi: HEAPMPI_CHECK (rank 0): a write at 0x".to_string()
+        }),
+        ("next", &[PART], |_, target| {
+            format!(
+                "heapmpi: HEAPMPI_CHECK (rank 0): a write at {target} into rank 1's part of the \
+                 shared heap"
+            )
+        }),
+        ("send", &[], |block, _| {
+            format!(
+                "heapmpi: HEAPMPI_CHECK (rank 0, at MPI send): in this rank's part of the \
+                 shared heap, the 100-byte block at {block} was written past its end"
+            )
+        }),
+        ("sendpast", &[], |block, _| {
+            format!(
+                "heapmpi: HEAPMPI_CHECK (rank 0, at MPI send): this rank's 100-byte block at \
+                 {block} is the buffer of a 200-byte message: 100 bytes past its end would be \
+                 sent"
+            )
+        }),
+    ];
+    let matrix = heapmpi_matrix();
+    let mut fl = Failures::new();
+    for (i, (what, extra, want)) in cases.into_iter().enumerate() {
+        let ways: Vec<(Flavour, Mode)> = if full() {
+            matrix.clone()
+        } else {
+            vec![matrix[i % matrix.len()]]
+        };
+        for (f, mode) in ways {
+            let mut args = vec![what];
+            args.extend_from_slice(extra);
+            let case = Case::new("debug_core", f, mode, 2).args(&args).env(&env);
+            fl.run(case, |o| {
+                let line = o
+                    .stdout
+                    .lines()
+                    .find_map(|l| l.strip_prefix("rank 0: block "))
+                    .ok_or("rank 0 printed no block")?;
+                let mut words = line.split_whitespace();
+                let block = words.next().unwrap_or_default().to_string();
+                let target = words.nth(1).unwrap_or_default().to_string();
+                if o.stdout.contains("not caught") {
+                    return Err(format!("{what}: the bad access was not caught"));
+                }
+                let want = want(&block, &target);
+                let hits: Vec<&str> = o
+                    .stderr
+                    .lines()
+                    .filter(|l| l.contains("HEAPMPI_CHECK"))
+                    .collect();
+                if hits.len() != 1 || !hits[0].starts_with(&want) {
+                    return Err(format!("expected one line starting {want:?}, got {hits:?}"));
+                }
+                if what == "beyond" && !hits[0].contains("past the end of this rank's heap") {
+                    return Err(format!("the line does not say past the end: {}", hits[0]));
+                }
+                if o.status.success() {
+                    return Err("the job exited 0 after the check's abort".into());
+                }
+                Ok(())
+            });
+        }
+    }
+    fl.finish("heapmpi_check_names_writes_into_other_ranks_memory");
+}
+
+/// The value of a "0x..." address as printed by `%p`.
+fn hex(s: &str) -> usize {
+    usize::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or(0)
+}
+
+/// `HEAPMPI_CHECK=1` raises no false alarm: conformance programs that
+/// exercise every path where heapmpi reads or writes another rank's memory
+/// (large messages, threads, fork, collectives, nonblocking collectives,
+/// windows and atomics) give stock's output with the page guards and
+/// buffer checks on, on both MPIs at 2 ranks, the way in alternating over
+/// the programs (`--full`: both ways each).
+#[test]
+fn heapmpi_check_keeps_conformance_programs_as_stock() {
+    let programs = [
+        ("p2p_large", "large"),
+        ("p2p_threads", "threads"),
+        ("p2p_fork", "fork"),
+        ("coll_sweep", "csweep"),
+        ("coll_nonblocking", "nonblocking"),
+        ("rma_basic", "rma"),
+        ("rma_atomic", "atomic"),
+    ];
+    let env = [("HEAPMPI_CHECK", "1")];
+    let mut fl = Failures::new();
+    for (i, (program, verdict)) in programs.into_iter().enumerate() {
+        for (j, f) in available_flavours().into_iter().enumerate() {
+            let stock_case = Case::new(program, f, Mode::Stock, 2);
+            let Some(stock) = reference(&mut fl, &stock_case, 2, verdict) else {
+                continue;
+            };
+            let modes: Vec<Mode> = if full() {
+                HEAPMPI_MODES.to_vec()
+            } else {
+                vec![HEAPMPI_MODES[(i + j) % HEAPMPI_MODES.len()]]
+            };
+            for mode in modes {
+                let case = Case::new(program, f, mode, 2).env(&env);
+                fl.run(case, |o| {
+                    check_same_as_stock(o, &stock)?;
+                    if o.stderr.contains("HEAPMPI_CHECK") {
+                        return Err("HEAPMPI_CHECK raised an alarm in a correct program".into());
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    fl.finish("heapmpi_check_keeps_conformance_programs_as_stock");
+}

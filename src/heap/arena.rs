@@ -89,6 +89,10 @@ pub struct Arena {
     excess_since: Cell<u64>,
     /// [`PURGE_DELAY_NS`], or 0 in tests.
     purge_delay: Cell<u64>,
+    /// Whether this arena holds the program's blocks (the fork handler's
+    /// [`COMMITTED_END`] and `HEAPMPI_CHECK`'s page guards follow it), not
+    /// only heapmpi's own (`HEAPMPI_CHECK`'s second arena).
+    program: Cell<bool>,
 }
 
 // SAFETY: the arena is only reached through the mutex around its dlmalloc
@@ -107,7 +111,13 @@ impl Arena {
             page: Cell::new(4096),
             excess_since: Cell::new(0),
             purge_delay: Cell::new(PURGE_DELAY_NS),
+            program: Cell::new(true),
         }
+    }
+
+    /// This arena holds only heapmpi's own blocks (`HEAPMPI_CHECK`).
+    pub fn set_heapmpi_only(&self) {
+        self.program.set(false);
     }
 
     /// Sets how long unused committed pages wait before release.
@@ -158,6 +168,9 @@ impl Arena {
                 sys::set_errno(saved);
                 if ok {
                     self.set_committed(target);
+                    if self.program.get() {
+                        super::guard::committed(from, target);
+                    }
                     // A core file of this rank holds what it committed.
                     sys::vm::set_dump(from, target - from, true);
                     // The pages are about to be handed out and written:
@@ -177,7 +190,9 @@ impl Arena {
 
     fn set_committed(&self, end: usize) {
         self.committed.set(end);
-        COMMITTED_END.store(end, Ordering::Relaxed);
+        if self.program.get() {
+            COMMITTED_END.store(end, Ordering::Relaxed);
+        }
     }
 
     /// Where committed pages stop being part of the cushion.
@@ -209,6 +224,9 @@ impl Arena {
             let saved = sys::errno();
             if sys::shm::release(fd, keep - file_base, committed - keep).is_ok() {
                 self.set_committed(keep);
+                if self.program.get() {
+                    super::guard::released(keep, committed);
+                }
                 self.excess_since.set(0);
             }
             sys::set_errno(saved);

@@ -40,6 +40,11 @@ pub fn enable(world_rank: i32) {
     ON.store(true, Ordering::Relaxed);
 }
 
+/// This rank's world rank, for messages.
+pub fn rank() -> i32 {
+    RANK.load(Ordering::Relaxed)
+}
+
 /// Whether blocks carry canaries.
 #[inline(always)]
 pub fn on() -> bool {

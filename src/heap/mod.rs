@@ -19,6 +19,7 @@
 pub mod arena;
 pub mod check;
 pub mod fork;
+pub mod guard;
 pub mod pool;
 pub mod region;
 pub mod tcache;
@@ -61,8 +62,16 @@ static MINE_HI: AtomicUsize = AtomicUsize::new(0);
 /// fork handler. Written before the Release store of `ACTIVE`.
 static REGION_FD: AtomicI32 = AtomicI32::new(-1);
 
-/// This rank's allocator over its part of the region.
+/// This rank's allocator over its part of the region (under
+/// `HEAPMPI_CHECK`, over the part's program blocks only: [`guard`]).
 static POOL: Mutex<Pool> = Mutex::new(Pool::new());
+/// Under `HEAPMPI_CHECK`, the allocator of heapmpi's own blocks
+/// ([`alloc_shared`]), over the part's second range, which every local
+/// rank may write ([`guard`]); unconfigured otherwise.
+static OWN_POOL: Mutex<Pool> = Mutex::new(Pool::new());
+/// Where [`OWN_POOL`]'s range starts (0: no such pool). Written before
+/// the Release store of `ACTIVE`.
+static OWN_LO: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether the "heap full" warning has been printed by this process.
 static FULL_WARNED: AtomicBool = AtomicBool::new(false);
@@ -70,6 +79,23 @@ static FULL_WARNED: AtomicBool = AtomicBool::new(false);
 fn pool() -> MutexGuard<'static, Pool> {
     // With panic=abort nothing can poison the lock; accept it either way.
     POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The pool that serves heapmpi's own blocks.
+fn own_pool() -> MutexGuard<'static, Pool> {
+    if OWN_LO.load(Ordering::Relaxed) == 0 {
+        return pool();
+    }
+    OWN_POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The pool a block of this rank's part belongs to.
+fn pool_of(p: *const u8) -> MutexGuard<'static, Pool> {
+    let own = OWN_LO.load(Ordering::Relaxed);
+    if own != 0 && p as usize >= own {
+        return OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    }
+    pool()
 }
 
 /// Who owns the memory at an address.
@@ -119,7 +145,16 @@ pub fn activate(
     backing: Backing,
     serve_program: bool,
 ) {
-    pool().arena().configure(mine_lo, mine_hi, backing);
+    match check_split(mine_lo, mine_hi) {
+        Some((prog_hi, own_hi)) => {
+            pool().arena().configure(mine_lo, prog_hi, backing);
+            let own = OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
+            own.arena().set_heapmpi_only();
+            own.arena().configure(prog_hi, own_hi, backing);
+            OWN_LO.store(prog_hi, Ordering::Relaxed);
+        }
+        None => pool().arena().configure(mine_lo, mine_hi, backing),
+    }
     if let Backing::Shm { fd, .. } = backing {
         REGION_FD.store(fd, Ordering::Relaxed);
     }
@@ -132,6 +167,33 @@ pub fn activate(
     ACTIVE.store(true, Ordering::Release);
     // Release: as above, for the allocation paths that load SERVING.
     SERVING.store(serve_program, Ordering::Release);
+}
+
+/// Under `HEAPMPI_CHECK`, where this rank's part `[lo, hi)` is cut:
+/// the program's blocks below the first bound, heapmpi's below the
+/// second, a guard page above ([`guard::Layout`]).
+fn check_split(lo: usize, hi: usize) -> Option<(usize, usize)> {
+    if !check::on() {
+        return None;
+    }
+    let page = crate::sys::page_size();
+    let l = guard::Layout::new(lo, hi - lo, 1, page);
+    Some((l.program(0).1, l.own(0).1))
+}
+
+/// Under `HEAPMPI_CHECK`, after [`activate`]: protects the region's parts
+/// as [`guard`] says (this rank is local rank `me` of `world.len()`,
+/// whose parts of `part` bytes start at `parts`; `world[i]` is local rank
+/// `i`'s world rank). False if the protections could not be set.
+pub fn guard_parts(parts: usize, part: usize, me: usize, world: &[i32]) -> bool {
+    if OWN_LO.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    let l = guard::Layout::new(parts, part, world.len(), crate::sys::page_size());
+    // Under the program pool's lock: no commit between reading where its
+    // pages end and protecting the rest.
+    let _held = pool();
+    guard::protect(l, me, world)
 }
 
 /// Under valgrind, at the end of the run: every part of the region but
@@ -161,8 +223,16 @@ pub fn hide_unused_from_valgrind() {
 
 /// Bytes handed to the rank's dlmalloc and committed, for the report.
 pub fn arena_usage() -> (usize, usize) {
-    let p = pool();
-    (p.arena().in_use(), p.arena().committed())
+    let (mut used, mut committed) = {
+        let p = pool();
+        (p.arena().in_use(), p.arena().committed())
+    };
+    if OWN_LO.load(Ordering::Relaxed) != 0 {
+        let p = OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        used += p.arena().in_use();
+        committed += p.arena().committed();
+    }
+    (used, committed)
 }
 
 /// Records a glibc block that was wanted from the shared heap. Requests
@@ -198,7 +268,12 @@ fn note_fallback() {
 /// Allocates from this rank's part; null if full (or not active).
 #[inline]
 fn shared_alloc(align: usize, size: usize, zero: bool) -> *mut u8 {
-    let mut p = pool();
+    alloc_from(pool(), align, size, zero)
+}
+
+/// Allocates from pool `p`.
+#[inline]
+fn alloc_from(mut p: MutexGuard<'static, Pool>, align: usize, size: usize, zero: bool) -> *mut u8 {
     let b = if align <= MIN_ALIGN && !zero {
         p.malloc(size)
     } else {
@@ -217,7 +292,7 @@ pub fn alloc_shared(align: usize, size: usize) -> *mut u8 {
         return core::ptr::null_mut();
     }
     let p = if check::on() {
-        checked_shared(align.max(MIN_ALIGN), size.max(1), false)
+        checked_from(own_pool(), align.max(MIN_ALIGN), size.max(1), false)
     } else {
         shared_alloc(align.max(MIN_ALIGN), size.max(1), false)
     };
@@ -231,10 +306,16 @@ pub fn alloc_shared(align: usize, size: usize) -> *mut u8 {
 /// canary after it ([`check`]); null if the heap cannot serve it.
 #[cold]
 fn checked_shared(align: usize, n: usize, zero: bool) -> *mut u8 {
+    checked_from(pool(), align, n, zero)
+}
+
+/// As [`checked_shared`], from pool `pl`.
+#[cold]
+fn checked_from(pl: MutexGuard<'static, Pool>, align: usize, n: usize, zero: bool) -> *mut u8 {
     let Some(req) = check::padded(n) else {
         return core::ptr::null_mut();
     };
-    let p = shared_alloc(align, req, zero);
+    let p = alloc_from(pl, align, req, zero);
     if !p.is_null() {
         // SAFETY: a fresh block of this rank's part, at least `req` bytes.
         unsafe { check::stamp(p, n, arena::usable_size(p)) };
@@ -270,6 +351,64 @@ unsafe fn checked_size(p: *mut u8, when: &str) -> usize {
     // SAFETY: a live dlmalloc block: its header and bytes are readable in
     // the shared mapping.
     unsafe { check::check(p, arena::usable_size(p), when, &part_owner(p)) }
+}
+
+/// `HEAPMPI_CHECK`: a block of this rank's heap given to MPI as a
+/// contiguous buffer of `bytes` bytes (`when`: "MPI_Send", ...) has its
+/// canary checked, and a send buffer must lie inside the block. Pointers
+/// into a block (not its start) pass: only a block's start has a canary.
+/// Aborts with one line on a hit; nothing when the check is off.
+#[inline]
+pub fn check_buffer(p: *const u8, bytes: usize, send: bool, when: &str) {
+    if check::on() && bytes > 0 && owner(p) == Owner::Mine {
+        check_buffer_slow(p, bytes, send, when);
+    }
+}
+
+#[cold]
+fn check_buffer_slow(p: *const u8, bytes: usize, send: bool, when: &str) {
+    let a = p as usize;
+    let lo = MINE_LO.load(Ordering::Relaxed);
+    let own = OWN_LO.load(Ordering::Relaxed);
+    let end = arena::COMMITTED_END.load(Ordering::Relaxed);
+    if a < lo + 16 || a % MIN_ALIGN != 0 || (own != 0 && a >= own) || a >= end {
+        return;
+    }
+    // SAFETY: `[a - 16, a)` lies in this rank's committed program pages.
+    let head = unsafe { (p.sub(8) as *const usize).read() };
+    let size = head & !7;
+    // Not the start of an in-use chunk that ends inside committed memory:
+    // a pointer into a block.
+    if head & 2 == 0 || size < 32 || size % 16 != 0 || a - 16 + size > end {
+        return;
+    }
+    // SAFETY: the chunk `[a - 16, a - 16 + size)` is committed, readable.
+    match unsafe { check::verify(p, size - 8) } {
+        check::Verdict::Intact(n) if send && bytes > n => {
+            crate::eprint_noalloc!(
+                "heapmpi: HEAPMPI_CHECK (rank {}, at {when}): this rank's {n}-byte block at \
+                 {p:p} is the buffer of a {bytes}-byte message: {} bytes past its end would \
+                 be sent; aborting",
+                check::rank(),
+                bytes - n
+            );
+            std::process::abort();
+        }
+        check::Verdict::Intact(_) => {}
+        _ => {
+            // A broken canary, or a pointer into a block whose bytes only
+            // look like a chunk header: the walk from the part's first
+            // chunk tells which.
+            let hi = if own != 0 { own } else { end };
+            // SAFETY: `[lo, end)` is committed and readable.
+            if let guard::Found::Block(b, _) = unsafe { guard::find(lo, end.min(hi), a) } {
+                if b == a {
+                    // SAFETY: a live block of this rank's part.
+                    unsafe { checked_size(p as *mut u8, when) };
+                }
+            }
+        }
+    }
 }
 
 /// Whether `[p, p + len)` lies inside the shared region (any rank's part),
@@ -549,7 +688,7 @@ unsafe fn free_with_bin(p: *mut u8, chunk: usize) {
 /// # Safety
 /// `p` is a live block of this rank's pool.
 unsafe fn free_to_pool(p: *mut u8) {
-    let mut pl = pool();
+    let mut pl = pool_of(p);
     // SAFETY: forwarded from the caller.
     unsafe { pl.free(p) };
     pl.maybe_purge();

@@ -267,6 +267,9 @@ pub fn after_init() {
             },
             tool.is_none(),
         );
+        if sw[8] != 0 {
+            guard_parts(r, out.node_comm, world_rank);
+        }
         if let Some(Comm(node)) = out.node_comm.filter(|c| crate::comm::start(c.0)) {
             crate::coll::start(sw[4] == 0, cfg.coll_inline, cfg.coll_radix);
             crate::rma::start(sw[5] == 0);
@@ -328,6 +331,39 @@ pub fn after_init() {
         }
     }
     finish(out);
+}
+
+/// `HEAPMPI_CHECK`: the parts of the node's region are protected as
+/// `heap::guard` says; every local rank learns the others' world ranks for
+/// its messages. If the protections cannot be set, one warning and the
+/// canaries only.
+fn guard_parts(r: &region::Region, node: Option<Comm>, world_rank: i32) {
+    let Some(Comm(node)) = node else {
+        return;
+    };
+    let mut world = vec![-1i32; r.layout.nlocal];
+    // SAFETY: `node` is the node's communicator of `nlocal` ranks; one
+    // int in, `nlocal` out.
+    let rc = unsafe {
+        ffi::PMPI_Allgather(
+            &world_rank as *const i32 as *const c_void,
+            1,
+            ffi::RSMPI_INT32_T,
+            world.as_mut_ptr() as *mut c_void,
+            1,
+            ffi::RSMPI_INT32_T,
+            node,
+        )
+    };
+    let parts = r.base + region::HEADER_SIZE;
+    if rc == 0 && heap::guard_parts(parts, r.layout.part_size, r.local_rank, &world) {
+        crate::profile::hook_for_guards();
+    } else if world_rank == 0 {
+        crate::eprint_noalloc!(
+            "heapmpi: warning: HEAPMPI_CHECK could not protect the ranks' parts of the shared \
+             heap from each other; only the canaries after blocks are checked"
+        );
+    }
 }
 
 fn finish(out: InitOutcome) {

@@ -84,7 +84,13 @@ pub fn start(r: &Region, node: ffi::MPI_Comm, agreed: Agreed) {
     }
     let tune = engine::Tuning {
         immediate_max: cfg.immediate_max,
-        synergy_min: cfg.synergy_min,
+        // HEAPMPI_CHECK keeps other ranks' blocks read-only: receivers
+        // copy alone, no sender writes into a receiver's buffer.
+        synergy_min: if crate::heap::check::on() {
+            usize::MAX
+        } else {
+            cfg.synergy_min
+        },
         block: cfg.block_size,
         eager_max: cfg.eager_max,
         lockfree: agreed.lockfree,

@@ -89,6 +89,11 @@ pub fn stop() {
 }
 
 fn run(mb: &'static Mailbox) {
+    // Under HEAPMPI_CHECK, every write of this thread is heapmpi's own
+    // (and it must take the page guards' SIGSEGV: heap::guard).
+    if crate::heap::check::on() {
+        crate::heap::guard::inside_for_good();
+    }
     // Registering for membarriers is normally done already, at load time
     // while the process had one thread (`wake::init_barrier_if_alone`).
     // Otherwise it waits for the kernel (5-25 ms here), so it is done here,

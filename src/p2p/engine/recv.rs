@@ -39,6 +39,14 @@ impl Engine {
     /// every `MPI_Irecv`).
     #[inline]
     pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
+        if spec.dt.contig {
+            heap::check_buffer(
+                spec.buf,
+                dt::packed_size(spec.count, &spec.dt),
+                false,
+                "MPI receive",
+            );
+        }
         let r = &mut self.reqs[req as usize];
         r.ext.recv = Some(spec);
         r.state = State::Op(Op::Posted);

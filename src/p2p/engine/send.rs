@@ -27,6 +27,9 @@ impl Engine {
     #[allow(clippy::result_unit_err)]
     pub unsafe fn send(&mut self, s: &SendSpec, req: Option<u32>) -> Result<Sent, ()> {
         let bytes = dt::packed_size(s.count, &s.dt);
+        if s.dt.contig {
+            heap::check_buffer(s.buf, bytes, true, "MPI send");
+        }
         let inline = bytes <= self.tune.immediate_max;
         // A standard send the fast box had no room for (back-pressure).
         let mut box_full = false;
