@@ -30,7 +30,7 @@
 //! | `HEAPMPI_LIB` | `heapmpirun`, `heapmpi-exec`: the library to preload | the build of the program's MPI |
 //! | `HEAPMPI_ROOT` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: the checkout or installed tree to take builds from (the modules set it) | the wrapper's own |
 //! | `HEAPMPI_VERBOSE=1` | `heapmpirun`, `heapmpi-exec`, `heapmpicc`: print the command or decision to stderr | off |
-//! | `HEAPMPI_CHECK=1` | a canary after every block of the shared heap, checked at `free`, `realloc` and `malloc_usable_size`: a write past a block's end aborts with one line naming the rank whose part holds the block, its address and size (if any rank has it, all ranks do) | off |
+//! | `HEAPMPI_CHECK=1` | debugging: a canary after every block of the shared heap, checked at `free`, `realloc`, `malloc_usable_size` and when the block is a point-to-point buffer; other ranks' blocks read-only in each rank and a guard page after each rank's part, so a stale or wild pointer into another rank's memory faults; each hit aborts with one line naming the rank whose memory it is and the block (if any rank has it, all ranks do; [debugging](debugging.md)) | off |
 //! | `HEAPMPI_TEST_NODE_SIZE=N` | test only: group world ranks into pretend nodes of N consecutive ranks, so multi-node paths run on one machine | off |
 //! | `HEAPMPI_TEST_ADDR_CONFLICTS=N` | test only: the last node-local rank refuses the first N proposed heap addresses, to exercise the retry path | 0 |
 //!

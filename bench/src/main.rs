@@ -99,6 +99,7 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         timeout: opts.timeout,
         libs: BTreeMap::new(),
         nodes: None,
+        heapmpi_env: opts.heapmpi_env.clone(),
     };
     // Environment, for the report.
     let commit = machine::commit(&root);

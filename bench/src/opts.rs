@@ -62,6 +62,9 @@ and reports the median of the repetitions with the spread.
   --no-limits       skip measuring memcpy / cache-line limits
   --no-plots        skip SVG/PNG plots
   --no-build        use the already built libheapmpi and benchmark programs
+  --heapmpi-env K=V give the heapmpi runs this HEAPMPI_* setting (repeatable;
+                    e.g. HEAPMPI_CHECK=1 to measure what the check costs);
+                    the report's header names it, and --publish refuses it
   --timeout SECS    kill a run after SECS seconds (default 600)
   --nodes N         run every MPI job across N namespace nodes on this
                     machine (tests/cluster/cluster, as root; ranks over TCP
@@ -96,6 +99,8 @@ pub struct Opts {
     pub iter_scale: f64,
     pub mbw_ranks: usize,
     pub quick: bool,
+    /// `--heapmpi-env`: settings of every heapmpi run
+    pub heapmpi_env: Vec<(String, String)>,
     pub check: bool,
     pub check_only: bool,
     pub app: bool,
@@ -154,6 +159,7 @@ impl Opts {
             iter_scale: 1.0,
             mbw_ranks: 2,
             quick: false,
+            heapmpi_env: vec![],
             check: false,
             check_only: false,
             app: true,
@@ -338,6 +344,17 @@ impl Opts {
                 "--no-limits" => o.limits = false,
                 "--no-plots" => o.plots = false,
                 "--no-build" => o.build = false,
+                "--heapmpi-env" => {
+                    let kv = value()?;
+                    match kv.split_once('=') {
+                        Some((k, v)) if k.starts_with("HEAPMPI_") => {
+                            o.heapmpi_env.push((k.to_string(), v.to_string()))
+                        }
+                        _ => {
+                            return Err(format!("--heapmpi-env: '{kv}' is not HEAPMPI_NAME=VALUE"))
+                        }
+                    }
+                }
                 "--nodes" => {
                     o.nodes = value()?
                         .parse()

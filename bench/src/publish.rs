@@ -53,6 +53,9 @@ pub fn left_out(opts: &Opts) -> Vec<String> {
     if opts.nodes > 1 {
         v.push(format!("--nodes {}: across namespace nodes", opts.nodes));
     }
+    if !opts.heapmpi_env.is_empty() {
+        v.push("--heapmpi-env: heapmpi not in its default settings".to_string());
+    }
     if !opts.app {
         v.push("--no-app (no application)".to_string());
     } else if opts.apps.len() < APPS.len() {

@@ -220,6 +220,8 @@ pub struct Runner {
     pub libs: BTreeMap<String, PathBuf>,
     /// runs go across these nodes (`--nodes N`), not on this machine's one
     pub nodes: Option<Nodes>,
+    /// `--heapmpi-env`: given to every heapmpi run
+    pub heapmpi_env: Vec<(String, String)>,
 }
 
 pub struct Outcome {
@@ -309,6 +311,9 @@ impl Runner {
         cmd.args(launch_args(mpi, ranks, self.nodes.is_some()));
         let mut env = env.to_vec();
         env.extend(mpi_env(&self.root, mpi));
+        if variant == Variant::Heapmpi {
+            env.extend(self.heapmpi_env.iter().cloned());
+        }
         if variant == Variant::Aware {
             env.extend(aware_env(mpi));
         }

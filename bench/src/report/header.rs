@@ -33,6 +33,14 @@ pub(super) fn header(out: &mut String, opts: &Opts, res: &Results, env: &[(Strin
             opts.nodes
         );
     }
+    if !opts.heapmpi_env.is_empty() {
+        let set: Vec<String> = opts
+            .heapmpi_env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(out, "heapmpi runs with {} (--heapmpi-env).", set.join(" "));
+    }
     if opts.quick {
         let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition; numbers are not for comparison.");
     }
