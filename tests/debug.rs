@@ -672,22 +672,14 @@ fn heapmpi_check_names_a_block_written_past_its_end() {
             if o.stdout.contains("overrun not caught") {
                 return Err("the overrun was not caught at free".into());
             }
-            let want = format!(
-                "heapmpi: HEAPMPI_CHECK (rank 0, at free): in this rank's part of the shared \
-                 heap, the 100-byte block at {block} was written past its end"
-            );
-            let hits: Vec<&str> = o
-                .stderr
-                .lines()
-                .filter(|l| l.contains("HEAPMPI_CHECK"))
-                .collect();
-            if hits.len() != 1 || !hits[0].starts_with(&want) {
-                return Err(format!("expected one line starting {want:?}, got {hits:?}"));
-            }
-            if o.status.success() {
-                return Err("the job exited 0 after the check's abort".into());
-            }
-            Ok(())
+            one_alarm(
+                o,
+                &format!(
+                    "heapmpi: HEAPMPI_CHECK (rank 0, at free): in this rank's part of the shared \
+                     heap, the 100-byte block at {block} was written past its end"
+                ),
+            )
+            .map(drop)
         });
         let case = Case::new(PROGRAM, f, mode, 2).args(&clean).env(&check);
         fl.run(case, |o| {
@@ -777,26 +769,32 @@ fn heapmpi_check_names_writes_into_other_ranks_memory() {
                 if o.stdout.contains("not caught") {
                     return Err(format!("{what}: the bad access was not caught"));
                 }
-                let want = want(&block, &target);
-                let hits: Vec<&str> = o
-                    .stderr
-                    .lines()
-                    .filter(|l| l.contains("HEAPMPI_CHECK"))
-                    .collect();
-                if hits.len() != 1 || !hits[0].starts_with(&want) {
-                    return Err(format!("expected one line starting {want:?}, got {hits:?}"));
-                }
-                if what == "beyond" && !hits[0].contains("past the end of this rank's heap") {
-                    return Err(format!("the line does not say past the end: {}", hits[0]));
-                }
-                if o.status.success() {
-                    return Err("the job exited 0 after the check's abort".into());
+                let line = one_alarm(o, &want(&block, &target))?;
+                if what == "beyond" && !line.contains("past the end of this rank's heap") {
+                    return Err(format!("the line does not say past the end: {line}"));
                 }
                 Ok(())
             });
         }
     }
     fl.finish("heapmpi_check_names_writes_into_other_ranks_memory");
+}
+
+/// A job `HEAPMPI_CHECK` stopped: exactly one line of it on stderr,
+/// starting with `want`, and a failed exit. That line.
+fn one_alarm(o: &Output, want: &str) -> Result<String, String> {
+    let hits: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains("HEAPMPI_CHECK"))
+        .collect();
+    if hits.len() != 1 || !hits[0].starts_with(want) {
+        return Err(format!("expected one line starting {want:?}, got {hits:?}"));
+    }
+    if o.status.success() {
+        return Err("the job exited 0 after the check's abort".into());
+    }
+    Ok(hits[0].to_string())
 }
 
 /// The value of a "0x..." address as printed by `%p`.

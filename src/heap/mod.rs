@@ -218,7 +218,22 @@ pub fn hide_unused_from_valgrind() {
     let committed = (mine_lo + pool().arena().committed()).min(mine_hi);
     let header = (lo + region::HEADER_SIZE).min(mine_lo);
     crate::sys::valgrind::make_noaccess(header, mine_lo - header);
-    crate::sys::valgrind::make_noaccess(committed, hi - committed);
+    let own = OWN_LO.load(Ordering::Relaxed);
+    if own == 0 {
+        crate::sys::valgrind::make_noaccess(committed, hi - committed);
+        return;
+    }
+    // HEAPMPI_CHECK: heapmpi's own blocks live in a second range of the
+    // part, above the program's; its committed pages stay visible.
+    let own_end = (own
+        + OWN_POOL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .arena()
+            .committed())
+    .min(mine_hi);
+    crate::sys::valgrind::make_noaccess(committed, own - committed);
+    crate::sys::valgrind::make_noaccess(own_end, hi - own_end);
 }
 
 /// Bytes handed to the rank's dlmalloc and committed, for the report.
@@ -354,7 +369,7 @@ unsafe fn checked_size(p: *mut u8, when: &str) -> usize {
 }
 
 /// `HEAPMPI_CHECK`: a block of this rank's heap given to MPI as a
-/// contiguous buffer of `bytes` bytes (`when`: "MPI_Send", ...) has its
+/// contiguous buffer of `bytes` bytes (`when`: "MPI send", ...) has its
 /// canary checked, and a send buffer must lie inside the block. Pointers
 /// into a block (not its start) pass: only a block's start has a canary.
 /// Aborts with one line on a hit; nothing when the check is off.
