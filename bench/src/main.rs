@@ -100,7 +100,6 @@ fn run(mut opts: Opts) -> Result<ExitCode, String> {
         libs: BTreeMap::new(),
         nodes: None,
         heapmpi_env: opts.heapmpi_env.clone(),
-        yield_when_idle: opts.quick,
     };
     // Environment, for the report.
     let commit = machine::commit(&root);

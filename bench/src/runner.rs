@@ -222,11 +222,6 @@ pub struct Runner {
     pub nodes: Option<Nodes>,
     /// `--heapmpi-env`: given to every heapmpi run
     pub heapmpi_env: Vec<(String, String)>,
-    /// `--quick`: a smoke test that may share the machine with other work
-    /// (tests/run runs it beside test suites): Open MPI's ranks yield in
-    /// their waits, stock and heapmpi alike, as Open MPI does by itself on
-    /// a node it knows is oversubscribed
-    pub yield_when_idle: bool,
 }
 
 pub struct Outcome {
@@ -322,15 +317,13 @@ impl Runner {
         if variant == Variant::Aware {
             env.extend(aware_env(mpi));
         }
-        let across_over = self.nodes.is_some() && ranks > cpu_count();
-        if is_openmpi(mpi) && (across_over || self.yield_when_idle) {
+        if self.nodes.is_some() && is_openmpi(mpi) && ranks > cpu_count() {
             // The namespace nodes share this machine's cores, which each
             // node's launcher cannot see: more ranks than cores in all
             // oversubscribe them, and Open MPI, which yields in its waits
             // when it knows a node is oversubscribed, would busy-poll (4
             // LAMMPS ranks across 2 nodes: minutes for what takes seconds).
-            // A quick run yields too (`yield_when_idle`). Stock and heapmpi
-            // alike.
+            // Stock and heapmpi alike.
             env.push(("OMPI_MCA_mpi_yield_when_idle".into(), "1".into()));
         }
         if is_openmpi(mpi) {

@@ -42,8 +42,7 @@ pub(super) fn header(out: &mut String, opts: &Opts, res: &Results, env: &[(Strin
         let _ = writeln!(out, "heapmpi runs with {} (--heapmpi-env).", set.join(" "));
     }
     if opts.quick {
-        let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition, Open MPI's ranks yielding when idle\n\
-             (the machine may be shared); numbers are not for comparison.");
+        let _ = writeln!(out, "QUICK MODE: smoke test, few iterations and one repetition; numbers are not for comparison.");
     }
     if !res.checks.is_empty() {
         let passed = res.checks.iter().filter(|c| c.1).count();
