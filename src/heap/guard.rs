@@ -284,9 +284,19 @@ pub fn protect(l: Layout, me: usize, world: &[i32]) -> bool {
         }
         ok &= set_prot(hi - l.page, hi, libc::PROT_NONE);
     }
+    if !ok {
+        // Half-protected parts would fault heapmpi's own writes with no
+        // handler to open them: back to the plain mapping.
+        set_prot(
+            l.parts,
+            l.parts + l.nlocal * l.part,
+            libc::PROT_READ | libc::PROT_WRITE,
+        );
+        return false;
+    }
     // Release: the handler's Acquire load then sees the layout.
-    ARMED.store(ok, Ordering::Release);
-    ok
+    ARMED.store(true, Ordering::Release);
+    true
 }
 
 /// The handler that was in place before heapmpi's.

@@ -209,6 +209,11 @@ pub fn after_init() {
         out.local_rank = lr;
         out.nlocal = ln;
         crate::sys::set_local_ranks(ln as usize);
+        // Ranks that the real MPI was told share cores wait as its do.
+        crate::sys::set_yield_asked(
+            std::env::var("OMPI_MCA_mpi_yield_when_idle")
+                .is_ok_and(|v| crate::sys::yield_value_is_on(&v)),
+        );
         out.node_comm = Some(Comm(node));
         // Some rank of the job is disabled: the node's ranks agree whether
         // one of them is (they share one heap or none).

@@ -21,9 +21,32 @@ pub fn set_local_ranks(n: usize) {
     LOCAL_RANKS.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Whether this node's ranks outnumber its online CPUs (then waits yield
-/// almost at once). Online CPUs, not this process's affinity: a rank bound
-/// to one core (`--bind-to core`) is not oversubscribed.
+/// Whether the real MPI was told that its ranks share cores (Open MPI's
+/// `mpi_yield_when_idle`, which a user or a launcher sets when it knows
+/// more than the node's CPU count shows: nodes that share a machine's
+/// cores, a node shared with other jobs). Written once at init, before
+/// any communication: Relaxed is enough.
+static YIELD_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records whether the real MPI's ranks were told to yield when idle.
+pub fn set_yield_asked(asked: bool) {
+    YIELD_ASKED.store(asked, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether an Open MPI setting in `value` (`OMPI_MCA_mpi_yield_when_idle`)
+/// turns yielding on: Open MPI's true values.
+pub fn yield_value_is_on(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on" | "enabled"
+    )
+}
+
+/// Whether this node's ranks outnumber its online CPUs, or the real MPI's
+/// ranks were told to yield ([`set_yield_asked`]): then waits yield almost
+/// at once, as the real MPI's do. Online CPUs, not this process's
+/// affinity: a rank bound to one core (`--bind-to core`) is not
+/// oversubscribed.
 #[inline]
 pub fn oversubscribed() -> bool {
     static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -31,6 +54,7 @@ pub fn oversubscribed() -> bool {
     let cpus =
         *CPUS.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize);
     LOCAL_RANKS.load(std::sync::atomic::Ordering::Relaxed) > cpus
+        || YIELD_ASKED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The system page size (fixed for the life of the process).
@@ -100,4 +124,17 @@ pub fn errno() -> i32 {
 pub fn set_errno(e: i32) {
     // SAFETY: as in `errno`.
     unsafe { *libc::__errno_location() = e }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn open_mpi_true_values_turn_yielding_on() {
+        for v in ["1", "true", "TRUE", " yes", "on", "enabled"] {
+            assert!(super::yield_value_is_on(v), "{v}");
+        }
+        for v in ["0", "false", "no", "", "2"] {
+            assert!(!super::yield_value_is_on(v), "{v}");
+        }
+    }
 }
