@@ -434,14 +434,14 @@ pub enum Found {
 }
 
 /// dlmalloc's "this chunk is in use" bit of a chunk's head word.
-const CINUSE: usize = 2;
+pub(super) const CINUSE: usize = 2;
 
 /// The chunk at `c` of `[c, hi)`: its head word and size, if they are
 /// plausible (the range may be changing under another rank).
 ///
 /// # Safety
 /// `[c, hi)` is readable.
-unsafe fn chunk_at(c: usize, hi: usize) -> Option<(usize, usize)> {
+pub(super) unsafe fn chunk_at(c: usize, hi: usize) -> Option<(usize, usize)> {
     if c.checked_add(16)? > hi {
         return None;
     }

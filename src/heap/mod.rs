@@ -389,12 +389,13 @@ fn check_buffer_slow(p: *const u8, bytes: usize, send: bool, when: &str) {
     if a < lo + 16 || a % MIN_ALIGN != 0 || (own != 0 && a >= own) || a >= end {
         return;
     }
-    // SAFETY: `[a - 16, a)` lies in this rank's committed program pages.
-    let head = unsafe { (p.sub(8) as *const usize).read() };
-    let size = head & !7;
     // Not the start of an in-use chunk that ends inside committed memory:
     // a pointer into a block.
-    if head & 2 == 0 || size < 32 || size % 16 != 0 || a - 16 + size > end {
+    // SAFETY: `[a - 16, end)` is this rank's committed program pages.
+    let Some((head, size)) = (unsafe { guard::chunk_at(a - 16, end) }) else {
+        return;
+    };
+    if head & guard::CINUSE == 0 {
         return;
     }
     // SAFETY: the chunk `[a - 16, a - 16 + size)` is committed, readable.

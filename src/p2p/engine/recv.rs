@@ -39,7 +39,8 @@ impl Engine {
     /// every `MPI_Irecv`).
     #[inline]
     pub fn post_recv(&mut self, req: u32, spec: RecvSpec, polled: bool) -> bool {
-        if spec.dt.contig {
+        // The size only when HEAPMPI_CHECK is on: a receive's hot path.
+        if heap::check::on() && spec.dt.contig {
             heap::check_buffer(
                 spec.buf,
                 dt::packed_size(spec.count, &spec.dt),
