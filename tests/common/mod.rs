@@ -407,15 +407,9 @@ pub fn job_timeout() -> Duration {
 /// <flavour>`). Builds are serialised (two LTO builds at once on two cores
 /// only slow each other down).
 pub fn ensure_library(f: Flavour) -> Result<(), String> {
-    type Cell = Arc<OnceLock<Result<(), String>>>;
-    static BUILDS: OnceLock<Mutex<HashMap<Flavour, Cell>>> = OnceLock::new();
+    static BUILDS: Cells<Flavour, Result<(), String>> = OnceLock::new();
     static SERIAL: Mutex<()> = Mutex::new(());
-    let cell = {
-        let map = BUILDS.get_or_init(|| Mutex::new(HashMap::new()));
-        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(f).or_default().clone()
-    };
-    cell.get_or_init(|| {
+    once(&BUILDS, f, || {
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let no_build = std::env::var_os("HEAPMPI_TEST_NO_BUILD").is_some_and(|v| v == "1");
         if !no_build {
@@ -454,7 +448,6 @@ pub fn ensure_library(f: Flavour) -> Result<(), String> {
         }
         Ok(())
     })
-    .clone()
 }
 
 /// Flags of the Fortran test programs: gfortran >= 10 rejects the
@@ -476,21 +469,116 @@ pub const CFLAGS: [&str; 6] = [
 /// for `testutil.h`. Each (program, flavour, build kind) is compiled once per
 /// test process, always afresh (no timestamp check), so a change to a
 /// program or to `testutil.h` is always picked up; concurrent callers wait
-/// for the first.
+/// for the first. Under `tests/run`, once per whole run: the first test
+/// binary that builds a program leaves a mark in the run's directory
+/// ([`refs::run_dir`]), and the others take the program it built (a --wrap
+/// build only while the archive it linked is unchanged).
 pub fn compile(program: &str, f: Flavour, mode: Mode) -> Result<PathBuf, String> {
-    type Cell = Arc<OnceLock<Result<PathBuf, String>>>;
     type Key = (String, Flavour, BuildKind);
-    static CELLS: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
+    static CELLS: Cells<Key, Result<PathBuf, String>> = OnceLock::new();
     let kind = mode.build();
+    once(&CELLS, (program.to_string(), f, kind), || {
+        let out = build_path(program, f, kind);
+        let mark = refs::run_dir().map(|d| {
+            d.join("builds")
+                .join(format!("{}-{}-{program}", f.name(), kind.name()))
+        });
+        let stamp = match kind {
+            BuildKind::Stock => String::from("stock"),
+            BuildKind::Wrap => mtime_of(&f.static_lib()),
+        };
+        if let Some(m) = &mark {
+            if out.exists() && std::fs::read_to_string(m).is_ok_and(|s| s == stamp) {
+                return Ok(out);
+            }
+        }
+        compile_uncached(program, f, kind)?;
+        if let Some(m) = &mark {
+            // Written whole under a private name, then renamed: another test
+            // binary reads either no mark or this one.
+            let tmp = m.with_extension(format!("tmp{}", std::process::id()));
+            let _ = std::fs::create_dir_all(m.parent().unwrap())
+                .and_then(|_| std::fs::write(&tmp, &stamp))
+                .and_then(|_| std::fs::rename(&tmp, m));
+        }
+        Ok(out)
+    })
+}
+
+/// A file's modification time as text (nanoseconds), empty if it has none.
+fn mtime_of(path: &Path) -> String {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos().to_string())
+        .unwrap_or_default()
+}
+
+/// Per-process caches of [`once`]: one cell per key.
+pub type Cells<K, V> = OnceLock<Mutex<HashMap<K, Arc<OnceLock<V>>>>>;
+
+/// `make()` for `key`, run once per test process; concurrent callers with
+/// the same key wait for the first and get its value.
+pub fn once<K: Eq + std::hash::Hash, V: Clone>(
+    cells: &'static Cells<K, V>,
+    key: K,
+    make: impl FnOnce() -> V,
+) -> V {
     let cell = {
-        let map = CELLS.get_or_init(|| Mutex::new(HashMap::new()));
+        let map = cells.get_or_init(|| Mutex::new(HashMap::new()));
         let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry((program.to_string(), f, kind))
-            .or_default()
-            .clone()
+        map.entry(key).or_default().clone()
     };
-    cell.get_or_init(|| compile_uncached(program, f, kind))
-        .clone()
+    cell.get_or_init(make).clone()
+}
+
+/// Where the (program, flavour, kind) build goes.
+fn build_path(program: &str, f: Flavour, kind: BuildKind) -> PathBuf {
+    repo_root()
+        .join("target")
+        .join("c-tests")
+        .join(f.name())
+        .join(kind.name())
+        .join(program)
+}
+
+/// `tests/c/<program>.c` compiled (not linked) by the flavour's `mpicc`,
+/// once per test process: the stock and --wrap builds link the same
+/// object (heapmpicc acts at the link only).
+fn object(program: &str, f: Flavour) -> Result<PathBuf, String> {
+    static CELLS: Cells<(String, Flavour), Result<PathBuf, String>> = OnceLock::new();
+    once(&CELLS, (program.to_string(), f), || {
+        let dir = repo_root()
+            .join("target")
+            .join("c-tests")
+            .join(f.name())
+            .join("obj");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        let out = dir.join(format!("{program}.o"));
+        let tmp = dir.join(format!(".{program}.{}.o", std::process::id()));
+        let mut cmd = Command::new(f.mpicc());
+        cmd.args(CFLAGS)
+            .arg("-I")
+            .arg(c_dir())
+            .arg("-c")
+            .arg("-o")
+            .arg(&tmp)
+            .arg(c_source(program));
+        let res = run_compiler(
+            cmd,
+            &c_source(program).display().to_string(),
+            f,
+            BuildKind::Stock,
+        )
+        .and_then(|_| {
+            std::fs::rename(&tmp, &out).map_err(|e| format!("rename to {}: {e}", out.display()))
+        });
+        if res.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        res.map(|_| out)
+    })
 }
 
 /// The compiler driver of a build: the flavour's `driver` (`mpicc.X`,
@@ -530,13 +618,9 @@ fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBu
     if kind == BuildKind::Wrap {
         ensure_library(f)?;
     }
-    let dir = repo_root()
-        .join("target")
-        .join("c-tests")
-        .join(f.name())
-        .join(kind.name());
-    std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
-    let out = dir.join(program);
+    let out = build_path(program, f, kind);
+    let dir = out.parent().unwrap();
+    std::fs::create_dir_all(dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
     // Build under a private name, then rename: another test process (a
     // second `cargo test`) never sees a half-written binary.
     let tmp = dir.join(format!(".{program}.tmp.{}", std::process::id()));
@@ -555,41 +639,29 @@ fn compile_uncached(program: &str, f: Flavour, kind: BuildKind) -> Result<PathBu
         // Objects are compiled by the MPI's own wrappers (--wrap acts at
         // the link), then linked by the Fortran driver.
         let lib_o = dir.join(format!(".{program}_lib.{}.o", std::process::id()));
-        let main_o = dir.join(format!(".{program}.{}.o", std::process::id()));
         let mut lib = Command::new(f.mpif90());
         lib.args(FFLAGS)
             .arg("-J")
-            .arg(&dir)
+            .arg(dir)
             .arg("-c")
             .arg("-o")
             .arg(&lib_o)
             .arg(&flib);
-        let mut main = Command::new(f.mpicc());
-        main.args(CFLAGS)
-            .arg("-I")
-            .arg(c_dir())
-            .arg("-c")
-            .arg("-o")
-            .arg(&main_o)
-            .arg(c_source(program));
-        let mut link = driver(&f.mpif90(), kind);
-        link.arg("-o").arg(&tmp).arg(&main_o).arg(&lib_o);
         let r = run_compiler(lib, &flib.display().to_string(), f, kind)
-            .and_then(|_| run_compiler(main, &c_source(program).display().to_string(), f, kind))
-            .and_then(|_| run_compiler(link, &format!("{program} (link)"), f, kind));
+            .and_then(|_| object(program, f))
+            .and_then(|main_o| {
+                let mut link = driver(&f.mpif90(), kind);
+                link.arg("-o").arg(&tmp).arg(&main_o).arg(&lib_o);
+                run_compiler(link, &format!("{program} (link)"), f, kind)
+            });
         let _ = std::fs::remove_file(&lib_o);
-        let _ = std::fs::remove_file(&main_o);
         r
     } else {
-        let src = c_source(program);
-        let mut cmd = driver(&f.mpicc(), kind);
-        cmd.args(CFLAGS)
-            .arg("-I")
-            .arg(c_dir())
-            .arg("-o")
-            .arg(&tmp)
-            .arg(&src);
-        run_compiler(cmd, &src.display().to_string(), f, kind)
+        object(program, f).and_then(|obj| {
+            let mut cmd = driver(&f.mpicc(), kind);
+            cmd.args(CFLAGS).arg("-o").arg(&tmp).arg(&obj);
+            run_compiler(cmd, &format!("{program} (link)"), f, kind)
+        })
     };
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);

@@ -14,15 +14,14 @@
 //! passing stock run stands for all; a failing or timed-out stock run is
 //! never stored (each test that needs it runs it again and reports it).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::{Case, Mode, Output};
+use super::{once, Case, Cells, Mode, Output};
 
 /// The key of a stock run: everything that can change its stdout.
 pub fn key(case: &Case) -> String {
@@ -42,8 +41,9 @@ pub fn key(case: &Case) -> String {
     k
 }
 
-/// The run-wide directory of shared references, if `tests/run` made one.
-fn dir() -> Option<PathBuf> {
+/// The run-wide directory of shared references (and of the marks of
+/// programs built, [`super::compile`]), if `tests/run` made one.
+pub fn run_dir() -> Option<PathBuf> {
     std::env::var_os("HEAPMPI_TEST_REFS")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -67,7 +67,7 @@ fn file_of(key: &str) -> String {
 
 /// A stored reference: the key line, the exit code line, then stdout.
 fn load(key: &str) -> Option<Output> {
-    let path = dir()?.join(file_of(key));
+    let path = run_dir()?.join(file_of(key));
     let text = std::fs::read_to_string(&path).ok()?;
     let (k, rest) = text.split_once('\n')?;
     let (code, stdout) = rest.split_once('\n')?;
@@ -88,7 +88,7 @@ fn load(key: &str) -> Option<Output> {
 /// Stores a passing reference: written to a temporary name and renamed, so
 /// a reader never sees half a file.
 fn store(key: &str, out: &Output) {
-    let Some(d) = dir() else { return };
+    let Some(d) = run_dir() else { return };
     let _ = std::fs::create_dir_all(&d);
     let path = d.join(file_of(key));
     let tmp = d.join(format!("{}.{}.tmp", file_of(key), std::process::id()));
@@ -107,15 +107,9 @@ pub fn cached(
     passed: impl Fn(&Output) -> bool,
 ) -> Result<Output, String> {
     assert_eq!(case.mode, Mode::Stock, "only stock runs are references");
-    type Cell = Arc<OnceLock<Result<Output, String>>>;
-    static CELLS: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
+    static CELLS: Cells<String, Result<Output, String>> = OnceLock::new();
     let k = key(case);
-    let cell = {
-        let map = CELLS.get_or_init(|| Mutex::new(HashMap::new()));
-        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(k.clone()).or_default().clone()
-    };
-    cell.get_or_init(|| {
+    once(&CELLS, k.clone(), || {
         if let Some(o) = load(&k) {
             return Ok(o);
         }
@@ -127,5 +121,4 @@ pub fn cached(
         }
         res
     })
-    .clone()
 }
