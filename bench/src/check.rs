@@ -14,7 +14,8 @@ use std::path::Path;
 /// (two pairs at once: matching and per-pair queues get exercised), and the
 /// oversubscribed collectives (coll4) at 3 and 4 ranks instead (a rank
 /// count that is not a power of two, and more members than cores); each
-/// for every MPI, stock and heapmpi. Returns the runs as (bench, ranks,
+/// for every MPI, stock and heapmpi (with --quick, stock on one MPI per
+/// run, taking turns). Returns the runs as (bench, ranks,
 /// mpi, variant), and notes on the runs left out.
 #[allow(clippy::type_complexity)]
 pub fn check_runs(opts: &Opts) -> (Vec<(&'static Bench, usize, String, Variant)>, Vec<String>) {
@@ -32,28 +33,43 @@ pub fn check_runs(opts: &Opts) -> (Vec<(&'static Bench, usize, String, Variant)>
     }
     let mut runs = vec![];
     let mut notes = vec![];
-    for (b, ranks) in jobs {
+    let mut quick_left = 0;
+    for (j, (b, ranks)) in jobs.into_iter().enumerate() {
+        // Stock MPICH (ch4) busy-polls: oversubscribed, each call waits for
+        // time slices (~10 ms), and its validation would take minutes. The
+        // checker itself is proven by the other stock runs.
+        let busy = |mpi: &str| b.is_coll() && mpi == "mpich" && ranks > runner::cpu_count();
+        for mpi in opts.mpis.iter().filter(|m| busy(m)) {
+            notes.push(format!(
+                "check {} {mpi} stock {ranks} ranks: not run (stock MPICH busy-polls when \
+                 oversubscribed, ~10 ms a call; the checker is proven by the other stock runs)",
+                b.name
+            ));
+        }
+        // --quick validates stock on one MPI per run, the MPIs taking turns:
+        // one stock run proves the checker, and heapmpi is validated on all.
+        let stock: Vec<&String> = opts.mpis.iter().filter(|m| !busy(m)).collect();
+        let quick_pick = (!stock.is_empty()).then(|| stock[j % stock.len()]);
         for mpi in &opts.mpis {
             for v in [Variant::Stock, Variant::Heapmpi] {
-                // Stock MPICH (ch4) busy-polls: oversubscribed, each call
-                // waits for time slices (~10 ms), and its validation would
-                // take minutes. The checker itself is proven by the other
-                // stock runs.
-                if b.is_coll()
-                    && mpi == "mpich"
-                    && v == Variant::Stock
-                    && ranks > runner::cpu_count()
-                {
-                    notes.push(format!(
-                        "check {} mpich stock {ranks} ranks: not run (stock MPICH busy-polls when \
-                         oversubscribed, ~10 ms a call; the checker is proven by the other stock runs)",
-                        b.name
-                    ));
-                    continue;
+                if v == Variant::Stock {
+                    if busy(mpi) {
+                        continue;
+                    }
+                    if opts.quick && quick_pick != Some(mpi) {
+                        quick_left += 1;
+                        continue;
+                    }
                 }
                 runs.push((b, ranks, mpi.clone(), v));
             }
         }
+    }
+    if quick_left > 0 {
+        notes.push(format!(
+            "--quick: {quick_left} stock validation runs left out (stock is validated on one MPI \
+             per benchmark and rank count, the MPIs taking turns; heapmpi on every MPI)"
+        ));
     }
     (runs, notes)
 }
@@ -144,4 +160,50 @@ pub fn passed(res: &Results) -> bool {
         res.checks.len()
     );
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every (benchmark, rank count) keeps heapmpi on every MPI; a full
+    /// check validates stock wherever it can, --quick on one MPI per run.
+    #[test]
+    fn quick_validates_stock_once_per_run() {
+        let args = |quick: bool| {
+            let mut a: Vec<String> = vec!["--check".into()];
+            if quick {
+                a.push("--quick".into());
+            }
+            Opts::parse(&a).unwrap()
+        };
+        let (full, quick) = (args(false), args(true));
+        let (full_runs, _) = check_runs(&full);
+        let (quick_runs, notes) = check_runs(&quick);
+        let count = |runs: &[(&Bench, usize, String, Variant)], v: Variant| {
+            runs.iter().filter(|r| r.3 == v).count()
+        };
+        assert_eq!(
+            count(&full_runs, Variant::Heapmpi),
+            count(&quick_runs, Variant::Heapmpi)
+        );
+        let mut per_run = std::collections::BTreeMap::new();
+        for (b, ranks, mpi, v) in &quick_runs {
+            if *v == Variant::Stock {
+                per_run
+                    .entry((b.name, *ranks))
+                    .or_insert_with(Vec::new)
+                    .push(mpi.clone());
+            }
+        }
+        assert!(per_run.values().all(|m| m.len() == 1), "{per_run:?}");
+        let mpis: std::collections::BTreeSet<_> = per_run.values().flatten().collect();
+        assert_eq!(
+            mpis.len(),
+            quick.mpis.len(),
+            "the MPIs take turns: {per_run:?}"
+        );
+        assert!(count(&quick_runs, Variant::Stock) < count(&full_runs, Variant::Stock));
+        assert!(notes.iter().any(|n| n.starts_with("--quick:")));
+    }
 }
