@@ -533,14 +533,14 @@ pub fn once<K: Eq + std::hash::Hash, V: Clone>(
     cell.get_or_init(make).clone()
 }
 
+/// `target/c-tests`: the test programs' builds.
+fn c_tests_dir() -> PathBuf {
+    repo_root().join("target").join("c-tests")
+}
+
 /// Where the (program, flavour, kind) build goes.
 fn build_path(program: &str, f: Flavour, kind: BuildKind) -> PathBuf {
-    repo_root()
-        .join("target")
-        .join("c-tests")
-        .join(f.name())
-        .join(kind.name())
-        .join(program)
+    c_tests_dir().join(f.name()).join(kind.name()).join(program)
 }
 
 /// `tests/c/<program>.c` compiled (not linked) by the flavour's `mpicc`,
@@ -549,11 +549,7 @@ fn build_path(program: &str, f: Flavour, kind: BuildKind) -> PathBuf {
 fn object(program: &str, f: Flavour) -> Result<PathBuf, String> {
     static CELLS: Cells<(String, Flavour), Result<PathBuf, String>> = OnceLock::new();
     once(&CELLS, (program.to_string(), f), || {
-        let dir = repo_root()
-            .join("target")
-            .join("c-tests")
-            .join(f.name())
-            .join("obj");
+        let dir = c_tests_dir().join(f.name()).join("obj");
         std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
         let out = dir.join(format!("{program}.o"));
         let tmp = dir.join(format!(".{program}.{}.o", std::process::id()));
@@ -1129,7 +1125,7 @@ fn links_ucx(f: Flavour, prog: &Path) -> Result<bool, String> {
 fn ucx_yield_shim() -> Result<PathBuf, String> {
     static SHIM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     SHIM.get_or_init(|| {
-        let dir = repo_root().join("target").join("c-tests");
+        let dir = c_tests_dir();
         std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
         let out = dir.join("ucx_yield.so");
         let tmp = dir.join(format!(".ucx_yield.so.{}", std::process::id()));
