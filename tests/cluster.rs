@@ -36,7 +36,7 @@
 //! `tests/cluster/cluster exec target/c node1 wrappers/heapmpirun --host
 //! node1:2,node2:2 -np 4 ./app`, and `tests/cluster/cluster stop target/c`.
 
-mod common;
+use heapmpi_testkit as common;
 #[path = "cluster/rig.rs"]
 mod rig;
 

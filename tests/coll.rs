@@ -47,7 +47,7 @@
 //! coll_errors) every call before it is made, `COLL_CASE_TIMES=1`
 //! (coll_move) the time of every case.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 

@@ -25,7 +25,7 @@
 //! Run: `HEAPMPI_TEST_NO_BUILD=1 MPICC=mpicc.openmpi cargo test --profile
 //! ci-tests --target-dir target/openmpi --test debug`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo test --release --test degrade`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::process::Command;

@@ -20,7 +20,7 @@
 //!   MPI), `setup_run_environment` and its test method; the tree it
 //!   installed must then run ranks accelerated.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::path::{Path, PathBuf};

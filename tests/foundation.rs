@@ -11,7 +11,7 @@
 //! Run: `cargo test --release --test foundation` (builds the library for
 //! both flavours first through `wrappers/heapmpi-build`).
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::path::Path;

@@ -32,7 +32,7 @@
 //! What differs from stock on these MPIs is left out, with the reason, in
 //! [`left_out`].
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 

@@ -24,7 +24,7 @@
 //! the existing one). `P2P_SECTION_TIMES=1` in the environment of a manual
 //! run makes the programs print per-section times on stderr.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 

@@ -10,7 +10,7 @@
 //!
 //! Run: `cargo test --release --test profile`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::collections::BTreeMap;

@@ -56,7 +56,7 @@
 //! prints per-section times on stderr, `RMA_TRACE=1` (rma_basic,
 //! rma_errors) every phase or call before it is made.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 

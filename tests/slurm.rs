@@ -37,7 +37,7 @@
 //! `eval "$(tests/slurm/cluster start /tmp/c)"`, then `srun`, `sbatch`,
 //! and `tests/slurm/cluster stop /tmp/c`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::ffi::OsStr;

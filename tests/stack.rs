@@ -26,7 +26,7 @@
 //!
 //! Run: `cargo test --release --test stack`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::path::PathBuf;

@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo test --release --test symbols`.
 
-mod common;
+use heapmpi_testkit as common;
 
 use common::*;
 use std::collections::BTreeSet;

@@ -252,8 +252,13 @@ impl BuildKind {
 // Paths and tool discovery
 // ---------------------------------------------------------------------------
 
+/// The repository's root (this crate is `tests/common` in it).
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .and_then(Path::parent)
+        .expect("tests/common sits two levels below the root")
+        .to_path_buf()
 }
 
 /// `tests/c`: the C programs and the header they share (`testutil.h`).
