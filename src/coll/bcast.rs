@@ -17,7 +17,9 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{assist, flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, FAIL};
+use super::{
+    assist, gave_up, in_place, node, offer, ran, rank_ok, span_rooted, to_real, Buf, FAIL,
+};
 use crate::comm::node::Node;
 
 /// `MPI_Bcast`.
@@ -202,13 +204,15 @@ pub unsafe fn scatter(
     let real = || {
         to_real(|| unsafe { ffi::PMPI_Scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })
     };
-    let Some(node) = flat(comm) else {
+    let Some(node) = node(comm) else {
         return real();
     };
-    let Some(root) = rank_ok(root, node.n) else {
+    let size = node.span.as_ref().map_or(node.n, |sp| sp.node_of.len());
+    let Some(root) = rank_ok(root, size) else {
         return real();
     };
-    let me = node.me;
+    // This rank in the communicator (the member on a node's own).
+    let me = node.ranks[node.me] as usize;
     let inplace = core::ptr::eq(rbuf, in_place());
     // The root's send side, and every member's receive side (none at a
     // root that receives in place).
@@ -231,6 +235,41 @@ pub unsafe fn scatter(
     if me != root && inplace {
         return real();
     }
+    if let Some(span) = &node.span {
+        // One piece's packed size, the same at every rank.
+        let pb = send.or(recv).map_or(0, |b| b.bytes());
+        // SAFETY: the caller's buffers.
+        return unsafe { span_rooted::scatter(node, span, send, recv, root, pb) }.unwrap_or_else(
+            || {
+                crate::profile::real(crate::profile::How::Remote, None);
+                real()
+            },
+        );
+    }
+    // SAFETY: the caller's buffers.
+    if !unsafe { node_scatter(node, root, send, recv) } {
+        gave_up();
+        return real();
+    }
+    ran();
+    0
+}
+
+/// Scatter among the node's members from member `root`: `send` is the
+/// root's send buffer's first piece (`None` elsewhere), `recv` this
+/// member's piece (`None` at a root that receives in place). Returns false
+/// when the root could not offer its data: every member then knows it,
+/// and nothing was scattered.
+///
+/// # Safety
+/// The buffers are the caller's; the root has `send`.
+pub(super) unsafe fn node_scatter(
+    node: &Node,
+    root: usize,
+    send: Option<Buf>,
+    recv: Option<Buf>,
+) -> bool {
+    let me = node.me;
     // Every member knows one piece's packed size: the root from its send
     // side, the others from their receive side (MPI makes them equal).
     let piece = send.or(recv).map_or(0, |b| b.bytes());
@@ -276,8 +315,7 @@ pub unsafe fn scatter(
         node.finish(s);
         drop(stage);
         if addr == FAIL {
-            gave_up();
-            return real();
+            return false;
         }
     } else {
         let recv = recv.expect("a non-root receives");
@@ -289,8 +327,7 @@ pub unsafe fn scatter(
         );
         if addr == FAIL {
             node.finish(s);
-            gave_up();
-            return real();
+            return false;
         }
         let len = len as usize;
         let src = if addr == 0 {
@@ -307,6 +344,5 @@ pub unsafe fn scatter(
         unsafe { recv.unpack_from(src, len) };
         node.finish(s);
     }
-    ran();
-    0
+    true
 }

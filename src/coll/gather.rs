@@ -18,7 +18,9 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::bcast::node_phase_bcast;
-use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
+use super::{
+    flat, gave_up, in_place, node, offer, ran, rank_ok, span_rooted, to_real, Buf, Stage, FAIL,
+};
 use crate::comm::node::{Node, Span};
 
 /// Where member `m` offered its data in step `s`, and the length it gave
@@ -81,6 +83,7 @@ pub unsafe fn allgather(
     };
     if let Some(span) = &node.span {
         if !span.consecutive {
+            crate::profile::real(crate::profile::How::Remote, None);
             return real();
         }
         let fits = (rcount as usize)
@@ -246,13 +249,15 @@ pub unsafe fn gather(
     let real = || {
         to_real(|| unsafe { ffi::PMPI_Gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm) })
     };
-    let Some(node) = flat(comm) else {
+    let Some(node) = node(comm) else {
         return real();
     };
-    let Some(root) = rank_ok(root, node.n) else {
+    let size = node.span.as_ref().map_or(node.n, |sp| sp.node_of.len());
+    let Some(root) = rank_ok(root, size) else {
         return real();
     };
-    let me = node.me;
+    // This rank in the communicator (the member on a node's own).
+    let me = node.ranks[node.me] as usize;
     let inplace = sbuf == in_place();
     if inplace && me != root {
         return real();
@@ -273,6 +278,41 @@ pub unsafe fn gather(
             None => return real(),
         }
     };
+    if let Some(span) = &node.span {
+        // One piece's packed size, the same at every rank.
+        let pb = recv.or(send).map_or(0, |b| b.bytes());
+        // SAFETY: the caller's buffers.
+        return unsafe { span_rooted::gather(node, span, send, recv, root, pb) }.unwrap_or_else(
+            || {
+                crate::profile::real(crate::profile::How::Remote, None);
+                real()
+            },
+        );
+    }
+    // SAFETY: the caller's buffers.
+    if !unsafe { node_gather(node, root, send, recv) } {
+        gave_up();
+        return real();
+    }
+    ran();
+    0
+}
+
+/// Gather among the node's members to member `root`: `send` is this
+/// member's piece (`None` at a root that gathers in place), `recv` the
+/// root's receive buffer of one piece per member (`None` elsewhere).
+/// Returns false when the root could not offer a place to write into:
+/// every member then knows it, and nothing was gathered.
+///
+/// # Safety
+/// The buffers are the caller's; the root has `recv`.
+pub(super) unsafe fn node_gather(
+    node: &Node,
+    root: usize,
+    send: Option<Buf>,
+    recv: Option<Buf>,
+) -> bool {
+    let me = node.me;
     // One piece's packed size, known to every member (MPI makes the root's
     // receive piece and every send side agree).
     let pb = recv.or(send).map_or(0, |b| b.bytes());
@@ -298,8 +338,7 @@ pub unsafe fn gather(
             node.demote(s, node.data(me, s, pb), pb);
         }
         node.finish(s);
-        ran();
-        return 0;
+        return true;
     }
     if let Some(recv) = recv {
         // The root offers its receive buffer (or a stage) for the others
@@ -336,8 +375,7 @@ pub unsafe fn gather(
         }
         drop(stage);
         if target == FAIL {
-            gave_up();
-            return real();
+            return false;
         }
     } else if let Some(send) = send {
         let c = node.wait_cell(root, s);
@@ -348,8 +386,7 @@ pub unsafe fn gather(
         );
         if addr == FAIL {
             node.finish(s);
-            gave_up();
-            return real();
+            return false;
         }
         // SAFETY: the root offers n pieces of `len` bytes at `addr` until
         // every member is done.
@@ -362,8 +399,7 @@ pub unsafe fn gather(
         };
         node.finish(s);
     }
-    ran();
-    0
+    true
 }
 
 /// Writes at most `room` packed bytes of `b` to `dst` (an erroneous

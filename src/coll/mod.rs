@@ -8,8 +8,9 @@
 //! once, straight from the other members' buffers, since the heap is mapped
 //! at one address everywhere; a buffer outside the heap (stack, globals) is
 //! first copied to a shared staging buffer. On a communicator that spans
-//! nodes, barrier, broadcast, reduce, allreduce and allgather (the last
-//! when each node's ranks are consecutive) run hierarchically: a node phase
+//! nodes, barrier, broadcast, reduce, allreduce, and allgather, gather and
+//! scatter (these when each node's ranks are consecutive; a gather's or
+//! scatter's root the lowest rank of its node) run hierarchically: a node phase
 //! through the heap to (or from) the node's leader, the leaders through the
 //! real MPI. Every other call (unknown communicators, the other
 //! collectives on communicators that span nodes, arguments heapmpi leaves
@@ -28,6 +29,7 @@
 //! - [`reduce`]: the reductions' entry points, over `fold` (inline
 //!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
+//! - `span_rooted`: gather and scatter across nodes;
 //! - `vector`: the "v" variants (per-member counts and displacements);
 //! - `order`: the association of a reduction's contributions the MPI
 //!   underneath computes, which `fold` evaluates;
@@ -44,6 +46,7 @@ mod offer;
 pub use crate::op;
 mod order;
 mod reduce;
+mod span_rooted;
 mod vector;
 
 use core::ffi::{c_int, c_void};

@@ -1,0 +1,418 @@
+//! `MPI_Gather` and `MPI_Scatter` on a communicator that spans nodes: a
+//! node phase through the heap between each node's members and its leader,
+//! and one real-MPI collective among the leaders, as the two-level
+//! gather and scatter of Open MPI's `coll/han` (Luo et al., "HAN: a
+//! Hierarchical AutotuNed Collective Communication Framework", CLUSTER
+//! 2020) and MPICH's node-aware compositions do.
+//!
+//! Gather: each node gathers its ranks' pieces to its leader (the root's
+//! node straight into the root's receive buffer, the others into a packed
+//! block at their leader), then the leaders gather the blocks to the root
+//! (`MPI_Gatherv` of bytes: a block is the packed pieces of consecutive
+//! ranks). Scatter runs the same way backwards. A block crosses the
+//! network once, from one leader, instead of once per rank.
+//!
+//! Taken when each node's ranks are consecutive (so a node's pieces are
+//! one run of the root's buffer) and the root is its node's leader (its
+//! lowest rank: the leaders' communicator holds no other rank of the
+//! root's node), and the whole buffer's bytes fit the real MPI's `int`
+//! counts. Every rank knows all three the same way, so every rank takes
+//! the same path; other calls go to the real MPI. A node phase the heap
+//! cannot serve runs over the node's own communicator, so the other nodes
+//! never notice.
+
+use core::ffi::{c_int, c_void};
+
+use mpi_sys as ffi;
+
+use super::bcast::node_scatter;
+use super::gather::node_gather;
+use super::{gave_up, in_place, ran, Buf, Stage};
+use crate::comm::node::{Node, Span};
+
+/// A byte buffer for a node's packed block: in the shared heap when it
+/// has room (the node phase then writes or reads it in place), else
+/// private memory (the node phase stages it).
+enum Block {
+    Shared(Stage),
+    Private(Vec<u8>),
+}
+
+impl Block {
+    fn new(len: usize) -> Block {
+        match Stage::new(len) {
+            Some(st) => Block::Shared(st),
+            None => Block::Private(vec![0; len]),
+        }
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            Block::Shared(st) => st.0,
+            Block::Private(v) => v.as_mut_ptr(),
+        }
+    }
+}
+
+/// `MPI_UINT8_T`: the leaders move packed bytes (the real MPI has no
+/// `MPI_BYTE` handle in the bindings; both ends use this one type).
+fn bytes_type() -> ffi::MPI_Datatype {
+    // SAFETY: reading an MPI constant.
+    unsafe { ffi::RSMPI_UINT8_T }
+}
+
+/// `pieces` pieces of `pb` packed bytes each at `p`, as a buffer.
+fn byte_buf(p: *mut u8, pb: usize) -> Buf {
+    Buf::new(p.cast(), pb as c_int, bytes_type()).expect("a predefined type")
+}
+
+/// The layout of a rooted collective across nodes, when it is taken (see
+/// the module's opening): per node, its first rank and its rank count.
+struct Plan {
+    first: Vec<usize>,
+    count: Vec<usize>,
+    /// The root's node.
+    rn: usize,
+}
+
+impl Plan {
+    /// `of`: each rank's node; `consecutive`: each node's ranks are.
+    fn new(of: &[u32], consecutive: bool, root: usize, pb: usize) -> Option<Plan> {
+        let total = pb.checked_mul(of.len())?;
+        if !consecutive || total > c_int::MAX as usize || root >= of.len() {
+            return None;
+        }
+        if root > 0 && of[root - 1] == of[root] {
+            return None;
+        }
+        let nodes = of.last().map_or(0, |&k| k as usize + 1);
+        let (mut first, mut count) = (vec![0; nodes], vec![0; nodes]);
+        for (r, &k) in of.iter().enumerate().rev() {
+            first[k as usize] = r;
+            count[k as usize] += 1;
+        }
+        Some(Plan {
+            first,
+            count,
+            rn: of[root] as usize,
+        })
+    }
+
+    /// The leaders' byte counts and displacements in the root's buffer
+    /// (the root's node gets none: its pieces are in place).
+    fn counts(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
+        let counts = (0..self.first.len())
+            .map(|k| {
+                if k == self.rn {
+                    0
+                } else {
+                    (self.count[k] * pb) as c_int
+                }
+            })
+            .collect();
+        let displs = self.first.iter().map(|&f| (f * pb) as c_int).collect();
+        (counts, displs)
+    }
+}
+
+/// `MPI_Gather` across nodes, or `None` when it goes to the real MPI (every
+/// rank decides alike). `send` is this rank's piece (`None` at a root that
+/// gathers in place), `recv` the root's whole receive buffer's first piece
+/// (`None` elsewhere), `pb` one piece's packed bytes (the same at every
+/// rank).
+///
+/// # Safety
+/// The buffers are the caller's.
+pub(super) unsafe fn gather(
+    node: &Node,
+    span: &Span,
+    send: Option<Buf>,
+    recv: Option<Buf>,
+    root: usize,
+    pb: usize,
+) -> Option<c_int> {
+    let plan = Plan::new(&span.node_of, span.consecutive, root, pb)?;
+    let here = span.my_node as usize;
+    let n = node.n;
+    let mut block = None;
+    let rc = if here == plan.rn {
+        // Straight into the root's buffer: its node's pieces start at the
+        // root's own.
+        let local = recv.map(|r| r.piece(root));
+        // SAFETY: the caller's buffers.
+        if unsafe { node_gather(node, 0, send, local) } {
+            0
+        } else {
+            gave_up();
+            let (sp, sc, sd) = send.map_or((in_place(), 0, bytes_type()), |b| {
+                (b.ptr as *const c_void, b.count as c_int, b.dt)
+            });
+            let (rp, rc, rd) = local.map_or((core::ptr::null_mut(), 0, bytes_type()), |b| {
+                (b.ptr.cast(), b.count as c_int, b.dt)
+            });
+            // SAFETY: the caller's arguments over the node's communicator,
+            // whose member 0 is the root.
+            unsafe { ffi::PMPI_Gather(sp, sc, sd, rp, rc, rd, 0, span.node.0) }
+        }
+    } else {
+        let mine = send.expect("only the root gathers in place");
+        let local = (node.me == 0).then(|| {
+            let b = block.insert(Block::new(pb * n));
+            byte_buf(b.ptr(), pb)
+        });
+        // SAFETY: the caller's buffer and the leader's block.
+        if unsafe { node_gather(node, 0, Some(mine), local) } {
+            0
+        } else {
+            gave_up();
+            let mut packed = vec![0u8; pb];
+            // SAFETY: the caller's buffer; `packed` has room.
+            unsafe { mine.pack_to(packed.as_mut_ptr()) };
+            let rp = local.map_or(core::ptr::null_mut(), |b| b.ptr);
+            let bt = bytes_type();
+            // SAFETY: bytes over the node's communicator, to its leader.
+            unsafe {
+                ffi::PMPI_Gather(
+                    packed.as_ptr().cast(),
+                    pb as c_int,
+                    bt,
+                    rp.cast(),
+                    pb as c_int,
+                    bt,
+                    0,
+                    span.node.0,
+                )
+            }
+        }
+    };
+    let Some(l) = span.leaders else {
+        ran();
+        return Some(rc);
+    };
+    if rc != 0 {
+        return Some(rc);
+    }
+    let bt = bytes_type();
+    let rc = if here == plan.rn {
+        let recv = recv.expect("the root's node's leader is the root");
+        let all = recv.times(span.node_of.len());
+        // The root's own node's pieces are in place already (and get no
+        // bytes): the other nodes' blocks land straight in a dense buffer
+        // (piece r's bytes sit r * pb in), else in a packed copy of the
+        // whole buffer, unpacked node by node.
+        let (counts, displs) = plan.counts(pb);
+        let mut tmp: Vec<u8> = Vec::new();
+        let into = if all.d.contig {
+            recv.ptr
+        } else {
+            tmp.resize(all.bytes(), 0);
+            tmp.as_mut_ptr()
+        };
+        // SAFETY: the caller's dense receive buffer or `tmp`, which the
+        // counts and displacements stay within.
+        let rc = unsafe {
+            ffi::PMPI_Gatherv(
+                in_place(),
+                0,
+                bt,
+                into.cast(),
+                counts.as_ptr(),
+                displs.as_ptr(),
+                bt,
+                plan.rn as c_int,
+                l.0,
+            )
+        };
+        if rc == 0 && !tmp.is_empty() {
+            for k in (0..plan.first.len()).filter(|&k| k != plan.rn) {
+                let (f, c) = (plan.first[k], plan.count[k]);
+                // SAFETY: the caller's receive buffer; `tmp` holds node
+                // k's pieces at f * pb.
+                unsafe {
+                    recv.piece(f)
+                        .times(c)
+                        .unpack_from(tmp.as_ptr().add(f * pb), c * pb)
+                };
+            }
+        }
+        rc
+    } else {
+        let b = block.as_mut().expect("a leader has its node's block");
+        // SAFETY: the leader's block of n pieces; the receive arguments
+        // are not significant at a non-root.
+        unsafe {
+            ffi::PMPI_Gatherv(
+                b.ptr().cast(),
+                (n * pb) as c_int,
+                bt,
+                core::ptr::null_mut(),
+                core::ptr::null(),
+                core::ptr::null(),
+                bt,
+                plan.rn as c_int,
+                l.0,
+            )
+        }
+    };
+    ran();
+    Some(rc)
+}
+
+/// `MPI_Scatter` across nodes, or `None` when it goes to the real MPI
+/// (every rank decides alike). `send` is the root's whole send buffer's
+/// first piece (`None` elsewhere), `recv` this rank's piece (`None` at a
+/// root that receives in place), `pb` one piece's packed bytes.
+///
+/// # Safety
+/// The buffers are the caller's.
+pub(super) unsafe fn scatter(
+    node: &Node,
+    span: &Span,
+    send: Option<Buf>,
+    recv: Option<Buf>,
+    root: usize,
+    pb: usize,
+) -> Option<c_int> {
+    let plan = Plan::new(&span.node_of, span.consecutive, root, pb)?;
+    let here = span.my_node as usize;
+    let n = node.n;
+    let bt = bytes_type();
+    let mut block = None;
+    if let Some(l) = span.leaders {
+        let rc = if here == plan.rn {
+            let send = send.expect("the root's node's leader is the root");
+            let all = send.times(span.node_of.len());
+            let mut tmp: Vec<u8> = Vec::new();
+            let from = if all.d.contig {
+                send.ptr
+            } else {
+                tmp.resize(all.bytes(), 0);
+                // SAFETY: the caller's buffer; `tmp` has room.
+                unsafe { all.pack_to(tmp.as_mut_ptr()) };
+                tmp.as_mut_ptr()
+            };
+            let (counts, displs) = plan.counts(pb);
+            // SAFETY: the caller's dense buffer or its packed copy, which
+            // the counts and displacements stay within; the root keeps
+            // its own node's pieces.
+            unsafe {
+                ffi::PMPI_Scatterv(
+                    from.cast(),
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    bt,
+                    in_place() as *mut c_void,
+                    0,
+                    bt,
+                    plan.rn as c_int,
+                    l.0,
+                )
+            }
+        } else {
+            let b = block.insert(Block::new(pb * n));
+            // SAFETY: the leader's block of n pieces; the send arguments
+            // are not significant at a non-root.
+            unsafe {
+                ffi::PMPI_Scatterv(
+                    core::ptr::null(),
+                    core::ptr::null(),
+                    core::ptr::null(),
+                    bt,
+                    b.ptr().cast(),
+                    (n * pb) as c_int,
+                    bt,
+                    plan.rn as c_int,
+                    l.0,
+                )
+            }
+        };
+        if rc != 0 {
+            return Some(rc);
+        }
+    }
+    let rc = if here == plan.rn {
+        let local = send.map(|s| s.piece(root));
+        // SAFETY: the caller's buffers.
+        if unsafe { node_scatter(node, 0, local, recv) } {
+            0
+        } else {
+            gave_up();
+            let (sp, sc, sd) = local.map_or((core::ptr::null(), 0, bt), |b| {
+                (b.ptr as *const c_void, b.count as c_int, b.dt)
+            });
+            let (rp, rc, rd) = recv.map_or((in_place() as *mut c_void, 0, bt), |b| {
+                (b.ptr.cast(), b.count as c_int, b.dt)
+            });
+            // SAFETY: the caller's arguments over the node's communicator,
+            // whose member 0 is the root.
+            unsafe { ffi::PMPI_Scatter(sp, sc, sd, rp, rc, rd, 0, span.node.0) }
+        }
+    } else {
+        let mine = recv.expect("only the root receives in place");
+        let local = block.as_mut().map(|b| byte_buf(b.ptr(), pb));
+        // SAFETY: the leader's block and the caller's buffer.
+        if unsafe { node_scatter(node, 0, local, Some(mine)) } {
+            0
+        } else {
+            gave_up();
+            let mut packed = vec![0u8; pb];
+            let sp = local.map_or(core::ptr::null(), |b| b.ptr as *const c_void);
+            // SAFETY: bytes over the node's communicator, from its leader.
+            let rc = unsafe {
+                ffi::PMPI_Scatter(
+                    sp,
+                    pb as c_int,
+                    bt,
+                    packed.as_mut_ptr().cast(),
+                    pb as c_int,
+                    bt,
+                    0,
+                    span.node.0,
+                )
+            };
+            if rc == 0 {
+                // SAFETY: the caller's buffer; `packed` holds its bytes.
+                unsafe { mine.unpack_from(packed.as_ptr(), pb) };
+            }
+            rc
+        }
+    };
+    ran();
+    Some(rc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_needs_consecutive_nodes_and_a_leader_root() {
+        // Two nodes of two: roots 0 and 2 lead their nodes, 1 and 3 do not.
+        let of = [0, 0, 1, 1];
+        let p = Plan::new(&of, true, 0, 8).unwrap();
+        assert_eq!((p.first, p.count, p.rn), (vec![0, 2], vec![2, 2], 0));
+        assert_eq!(Plan::new(&of, true, 2, 8).unwrap().rn, 1);
+        assert!(Plan::new(&of, true, 1, 8).is_none());
+        assert!(Plan::new(&of, true, 3, 8).is_none());
+        assert!(Plan::new(&of, false, 0, 8).is_none());
+        assert!(Plan::new(&of, true, 4, 8).is_none());
+        // The whole buffer's bytes must fit an int.
+        assert!(Plan::new(&of, true, 0, c_int::MAX as usize / 4).is_some());
+        assert!(Plan::new(&of, true, 0, c_int::MAX as usize / 4 + 1).is_none());
+        assert!(Plan::new(&of, true, 0, usize::MAX).is_none());
+    }
+
+    #[test]
+    fn uneven_nodes_get_their_blocks() {
+        // 2 + 1 + 1: the single-rank nodes lead themselves.
+        let of = [0, 0, 1, 2];
+        let p = Plan::new(&of, true, 3, 5).unwrap();
+        assert_eq!(
+            (p.first.clone(), p.count.clone(), p.rn),
+            (vec![0, 2, 3], vec![2, 1, 1], 2)
+        );
+        // Bytes per node; the root's node gets none (its pieces are in
+        // place); displacements at each node's first rank's piece.
+        assert_eq!(p.counts(5), (vec![10, 5, 0], vec![0, 10, 15]));
+    }
+}
