@@ -17,9 +17,8 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::{
-    assist, gave_up, in_place, node, offer, ran, rank_ok, span_rooted, to_real, Buf, FAIL,
-};
+use super::span_rooted::{self, Rooted};
+use super::{assist, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, FAIL};
 use crate::comm::node::Node;
 
 /// `MPI_Bcast`.
@@ -235,24 +234,8 @@ pub unsafe fn scatter(
     if me != root && inplace {
         return real();
     }
-    if let Some(span) = &node.span {
-        // One piece's packed size, the same at every rank.
-        let pb = send.or(recv).map_or(0, |b| b.bytes());
-        // SAFETY: the caller's buffers.
-        return unsafe { span_rooted::scatter(node, span, send, recv, root, pb) }.unwrap_or_else(
-            || {
-                crate::profile::real(crate::profile::How::Remote, None);
-                real()
-            },
-        );
-    }
     // SAFETY: the caller's buffers.
-    if !unsafe { node_scatter(node, root, send, recv) } {
-        gave_up();
-        return real();
-    }
-    ran();
-    0
+    unsafe { span_rooted::run(Rooted::Scatter, node, (send, recv), root, real) }
 }
 
 /// Scatter among the node's members from member `root`: `send` is the

@@ -18,9 +18,8 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::bcast::node_phase_bcast;
-use super::{
-    flat, gave_up, in_place, node, offer, ran, rank_ok, span_rooted, to_real, Buf, Stage, FAIL,
-};
+use super::span_rooted::{self, Rooted};
+use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::{Node, Span};
 
 /// Where member `m` offered its data in step `s`, and the length it gave
@@ -278,24 +277,8 @@ pub unsafe fn gather(
             None => return real(),
         }
     };
-    if let Some(span) = &node.span {
-        // One piece's packed size, the same at every rank.
-        let pb = recv.or(send).map_or(0, |b| b.bytes());
-        // SAFETY: the caller's buffers.
-        return unsafe { span_rooted::gather(node, span, send, recv, root, pb) }.unwrap_or_else(
-            || {
-                crate::profile::real(crate::profile::How::Remote, None);
-                real()
-            },
-        );
-    }
     // SAFETY: the caller's buffers.
-    if !unsafe { node_gather(node, root, send, recv) } {
-        gave_up();
-        return real();
-    }
-    ran();
-    0
+    unsafe { span_rooted::run(Rooted::Gather, node, (send, recv), root, real) }
 }
 
 /// Gather among the node's members to member `root`: `send` is this

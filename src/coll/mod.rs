@@ -29,7 +29,8 @@
 //! - [`reduce`]: the reductions' entry points, over `fold` (inline
 //!   folds, split reductions, prefix folds);
 //! - [`gather`]: gather, allgather, alltoall;
-//! - `span_rooted`: gather and scatter across nodes;
+//! - `span_rooted`: gather and scatter across nodes, and where both
+//!   choose their path;
 //! - `vector`: the "v" variants (per-member counts and displacements);
 //! - `order`: the association of a reduction's contributions the MPI
 //!   underneath computes, which `fold` evaluates;

@@ -20,6 +20,9 @@
 //! the same path; other calls go to the real MPI. A node phase the heap
 //! cannot serve runs over the node's own communicator, so the other nodes
 //! never notice.
+//!
+//! [`run`] is where both calls choose between this, their one-node form
+//! (`node_gather`, `node_scatter`) and the real MPI.
 
 use core::ffi::{c_int, c_void};
 
@@ -61,7 +64,8 @@ fn bytes_type() -> ffi::MPI_Datatype {
     unsafe { ffi::RSMPI_UINT8_T }
 }
 
-/// `pieces` pieces of `pb` packed bytes each at `p`, as a buffer.
+/// One piece of `pb` packed bytes at `p`, as a buffer (its `piece(i)` at
+/// `p + i * pb`).
 fn byte_buf(p: *mut u8, pb: usize) -> Buf {
     Buf::new(p.cast(), pb as c_int, bytes_type()).expect("a predefined type")
 }
@@ -115,25 +119,87 @@ impl Plan {
     }
 }
 
-/// `MPI_Gather` across nodes, or `None` when it goes to the real MPI (every
-/// rank decides alike). `send` is this rank's piece (`None` at a root that
-/// gathers in place), `recv` the root's whole receive buffer's first piece
-/// (`None` elsewhere), `pb` one piece's packed bytes (the same at every
-/// rank).
+/// Which rooted collective [`run`] runs.
+#[derive(Clone, Copy)]
+pub(super) enum Rooted {
+    Gather,
+    Scatter,
+}
+
+/// One rooted collective across nodes: where it runs, and how.
+struct Call<'a> {
+    node: &'a Node,
+    span: &'a Span,
+    plan: Plan,
+    /// The root's rank.
+    root: usize,
+    /// One piece's packed bytes (the same at every rank).
+    pb: usize,
+}
+
+/// `MPI_Gather` or `MPI_Scatter` once its arguments are taken: on one node
+/// through the heap, across nodes as the module says, else (or should the
+/// heap fail a one-node call) `real`. `send` and `recv` are this rank's
+/// sides as the collective has them (`None` where there is none: a root
+/// in place, a non-root's insignificant side), `root` the root's rank.
+/// Every rank takes the same path.
 ///
 /// # Safety
 /// The buffers are the caller's.
-pub(super) unsafe fn gather(
+pub(super) unsafe fn run(
+    kind: Rooted,
     node: &Node,
-    span: &Span,
-    send: Option<Buf>,
-    recv: Option<Buf>,
+    (send, recv): (Option<Buf>, Option<Buf>),
     root: usize,
-    pb: usize,
-) -> Option<c_int> {
-    let plan = Plan::new(&span.node_of, span.consecutive, root, pb)?;
-    let here = span.my_node as usize;
-    let n = node.n;
+    real: impl FnOnce() -> c_int,
+) -> c_int {
+    let Some(span) = &node.span else {
+        // SAFETY: the caller's buffers.
+        let done = unsafe {
+            match kind {
+                Rooted::Gather => node_gather(node, root, send, recv),
+                Rooted::Scatter => node_scatter(node, root, send, recv),
+            }
+        };
+        if !done {
+            gave_up();
+            return real();
+        }
+        ran();
+        return 0;
+    };
+    // One piece's packed size, the same at every rank (MPI makes every
+    // send side and receive side of a piece agree).
+    let pb = send.or(recv).map_or(0, |b| b.bytes());
+    let Some(plan) = Plan::new(&span.node_of, span.consecutive, root, pb) else {
+        crate::profile::real(crate::profile::How::Remote, None);
+        return real();
+    };
+    let c = Call {
+        node,
+        span,
+        plan,
+        root,
+        pb,
+    };
+    // SAFETY: the caller's buffers.
+    unsafe {
+        match kind {
+            Rooted::Gather => gather(&c, send, recv),
+            Rooted::Scatter => scatter(&c, send, recv),
+        }
+    }
+}
+
+/// `MPI_Gather` across nodes. `send` is this rank's piece (`None` at a
+/// root that gathers in place), `recv` the root's whole receive buffer's
+/// first piece (`None` elsewhere).
+///
+/// # Safety
+/// The buffers are the caller's.
+unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
+    let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
+    let (here, n) = (span.my_node as usize, node.n);
     let mut block = None;
     let rc = if here == plan.rn {
         // Straight into the root's buffer: its node's pieces start at the
@@ -187,10 +253,10 @@ pub(super) unsafe fn gather(
     };
     let Some(l) = span.leaders else {
         ran();
-        return Some(rc);
+        return rc;
     };
     if rc != 0 {
-        return Some(rc);
+        return rc;
     }
     let bt = bytes_type();
     let rc = if here == plan.rn {
@@ -255,27 +321,18 @@ pub(super) unsafe fn gather(
         }
     };
     ran();
-    Some(rc)
+    rc
 }
 
-/// `MPI_Scatter` across nodes, or `None` when it goes to the real MPI
-/// (every rank decides alike). `send` is the root's whole send buffer's
+/// `MPI_Scatter` across nodes. `send` is the root's whole send buffer's
 /// first piece (`None` elsewhere), `recv` this rank's piece (`None` at a
-/// root that receives in place), `pb` one piece's packed bytes.
+/// root that receives in place).
 ///
 /// # Safety
 /// The buffers are the caller's.
-pub(super) unsafe fn scatter(
-    node: &Node,
-    span: &Span,
-    send: Option<Buf>,
-    recv: Option<Buf>,
-    root: usize,
-    pb: usize,
-) -> Option<c_int> {
-    let plan = Plan::new(&span.node_of, span.consecutive, root, pb)?;
-    let here = span.my_node as usize;
-    let n = node.n;
+unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
+    let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
+    let (here, n) = (span.my_node as usize, node.n);
     let bt = bytes_type();
     let mut block = None;
     if let Some(l) = span.leaders {
@@ -327,7 +384,7 @@ pub(super) unsafe fn scatter(
             }
         };
         if rc != 0 {
-            return Some(rc);
+            return rc;
         }
     }
     let rc = if here == plan.rn {
@@ -378,7 +435,7 @@ pub(super) unsafe fn scatter(
         }
     };
     ran();
-    Some(rc)
+    rc
 }
 
 #[cfg(test)]
