@@ -12,25 +12,9 @@ use crate::benches::Bench;
 use crate::opts::Opts;
 use crate::program_args::{bench_ranks, program_args};
 use crate::progress::Progress;
-use crate::results::Results;
+use crate::results::{PathRow, Results};
 use crate::runner::{Runner, Variant};
 use std::path::Path;
-
-/// One routine's line of a profile: calls in all, and how they were served.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PathRow {
-    pub routine: String,
-    pub calls: u64,
-    pub heap: u64,
-    /// real MPI: members on another node
-    pub remote: u64,
-    /// real MPI: arguments heapmpi leaves to it (a reduction whose order
-    /// it does not reproduce, a datatype, an error)
-    pub args: u64,
-    /// real MPI, every other reason (passed: heapmpi off for the call, as
-    /// for a rank alone on its node; unknown communicator; real objects)
-    pub other: u64,
-}
 
 /// Whether benchmark `b` gets a paths run: its blocking collectives,
 /// across `--nodes`.

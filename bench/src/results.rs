@@ -28,7 +28,23 @@ pub struct Results {
     /// validation runs left out on purpose, and why
     pub check_notes: Vec<String>,
     /// (bench, mpi) -> the collectives' paths across nodes (`crate::paths`)
-    pub paths: BTreeMap<(&'static str, String), Vec<crate::paths::PathRow>>,
+    pub paths: BTreeMap<(&'static str, String), Vec<PathRow>>,
+}
+
+/// One routine's line of a profile: calls in all, and how they were served.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathRow {
+    pub routine: String,
+    pub calls: u64,
+    pub heap: u64,
+    /// real MPI: members on another node
+    pub remote: u64,
+    /// real MPI: arguments heapmpi leaves to it (a reduction whose order
+    /// it does not reproduce, a datatype, an error)
+    pub args: u64,
+    /// real MPI, every other reason (passed: heapmpi off for the call, as
+    /// for a rank alone on its node; unknown communicator; real objects)
+    pub other: u64,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// One table per collective benchmark that had paths runs.
 pub(super) fn paths(out: &mut String, res: &Results, opts: &Opts) {
     for b in &opts.benches {
-        let per_mpi: Vec<(&String, &Vec<crate::paths::PathRow>)> = opts
+        let per_mpi: Vec<(&String, &Vec<crate::results::PathRow>)> = opts
             .mpis
             .iter()
             .filter_map(|m| res.paths.get(&(b.name, m.clone())).map(|r| (m, r)))
