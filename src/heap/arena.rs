@@ -23,7 +23,7 @@
 
 use core::cell::Cell;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use crate::sys;
 
@@ -64,12 +64,6 @@ pub enum Backing {
     },
 }
 
-/// The end of the committed range of this process's arena, mirrored outside
-/// the lock for the fork handler (which must not take the lock: another
-/// thread may have held it when `fork` was called). Relaxed: it is read in
-/// the child, after `fork` has copied the whole address space.
-pub static COMMITTED_END: AtomicUsize = AtomicUsize::new(0);
-
 /// One rank's part of the shared heap, as seen by its dlmalloc instance.
 ///
 /// Invariants: `start <= bump <= end`; `committed` is page-aligned and
@@ -90,7 +84,7 @@ pub struct Arena {
     /// [`PURGE_DELAY_NS`], or 0 in tests.
     purge_delay: Cell<u64>,
     /// Whether this arena holds the program's blocks (the fork handler's
-    /// [`COMMITTED_END`] and `HEAPMPI_CHECK`'s page guards follow it), not
+    /// [`super::state::COMMITTED_END`] and `HEAPMPI_CHECK`'s page guards follow it), not
     /// only heapmpi's own (`HEAPMPI_CHECK`'s second arena).
     program: Cell<bool>,
 }
@@ -191,7 +185,7 @@ impl Arena {
     fn set_committed(&self, end: usize) {
         self.committed.set(end);
         if self.program.get() {
-            COMMITTED_END.store(end, Ordering::Relaxed);
+            super::state::COMMITTED_END.store(end, Ordering::Relaxed);
         }
     }
 

@@ -12,7 +12,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use super::{arena, is_active, ACTIVE, MINE_HI, MINE_LO, REGION_FD, REGION_HI, REGION_LO, SERVING};
+use super::state::{
+    is_active, ACTIVE, COMMITTED_END, MINE_HI, MINE_LO, REGION_FD, REGION_HI, REGION_LO, SERVING,
+};
 
 /// Held from the prepare handler to the parent handler of every `fork` (the
 /// child handler releases the child's copy), so
@@ -85,7 +87,7 @@ pub fn child() {
         REGION_HI.load(Ordering::Relaxed),
     );
     let mine_lo = MINE_LO.load(Ordering::Relaxed);
-    let copy_hi = arena::COMMITTED_END.load(Ordering::Relaxed).max(mine_lo);
+    let copy_hi = COMMITTED_END.load(Ordering::Relaxed).max(mine_lo);
     let fd = REGION_FD.load(Ordering::Relaxed);
     // SAFETY: `[lo, hi)` is the shared mapping of `fd` made at activation,
     // and `[mine_lo, copy_hi)` is this rank's committed range inside it.

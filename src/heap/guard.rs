@@ -253,7 +253,7 @@ pub fn released(from: usize, to: usize) {
 /// False if the system refused (the check then runs with canaries only).
 /// Called under the lock of this rank's program arena, so that no commit
 /// runs between reading where its committed pages end and protecting the
-/// rest ([`super::arena::COMMITTED_END`]: the arena moves it under that
+/// rest (`state::COMMITTED_END`: the arena moves it under that
 /// lock before it hands pages out).
 pub fn protect(l: Layout, me: usize, world: &[i32]) -> bool {
     PARTS.store(l.parts, Ordering::Relaxed);
@@ -275,7 +275,7 @@ pub fn protect(l: Layout, me: usize, world: &[i32]) -> bool {
         let (plo, phi) = l.program(i);
         let (_, hi) = l.part_of(i);
         if i == me {
-            let c = super::arena::COMMITTED_END
+            let c = super::state::COMMITTED_END
                 .load(Ordering::Relaxed)
                 .clamp(plo, phi);
             ok &= set_prot(c, phi, libc::PROT_NONE);
@@ -552,7 +552,7 @@ fn report(zone: Zone, addr: usize, write: Option<bool>) -> ! {
     match zone {
         Zone::Program(i) if i == me => {
             let (lo, _) = l.program(i);
-            let end = super::arena::COMMITTED_END.load(Ordering::Relaxed).max(lo);
+            let end = super::state::COMMITTED_END.load(Ordering::Relaxed).max(lo);
             let _ = write!(
                 out,
                 ", past the end of this rank's heap (its blocks end at {end:#x}"

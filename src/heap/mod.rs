@@ -1,6 +1,6 @@
 //! The malloc family over the shared heap, with glibc as the fallback.
 //!
-//! Until [`activate`] runs (at `MPI_Init`), and whenever the shared heap
+//! Until [`setup::activate`] runs (at `MPI_Init`), and whenever the shared heap
 //! cannot serve a request, allocations come from glibc. Frees and size
 //! queries are routed by address, so a block keeps working whichever side it
 //! came from:
@@ -22,45 +22,21 @@ pub mod fork;
 pub mod guard;
 pub mod pool;
 pub mod region;
+pub mod setup;
+pub mod state;
 pub mod tcache;
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::stats;
 use crate::sys::glibc;
-use arena::Backing;
 use pool::Pool;
+pub use state::{in_region, is_active, owner, Owner};
+use state::{serving, MINE_HI, MINE_LO, OWN_LO, REGION_LO};
 
 /// The alignment every `malloc` result has (that of `max_align_t`).
 pub const MIN_ALIGN: usize = 16;
-
-/// Whether new allocations should try the shared heap. Set (Release) by
-/// [`activate`] after the bounds below and the arena are configured;
-/// loaded with Acquire by allocation paths, which then see those writes.
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// Whether the malloc family serves the program from the shared heap: set
-/// (Release) with `ACTIVE` unless another allocator owns the program's
-/// `malloc` (valgrind, a sanitizer: [`activate`]'s `serve_program`), in
-/// which case the program's blocks stay in that allocator and only
-/// heapmpi's own shared blocks ([`alloc_shared`]) come from the heap.
-/// Loaded with Acquire like `ACTIVE`.
-static SERVING: AtomicBool = AtomicBool::new(false);
-/// `[REGION_LO, REGION_HI)`: the whole shared region (0, 0 until active).
-/// Written before the Release store of `ACTIVE`, never changed afterwards.
-static REGION_LO: AtomicUsize = AtomicUsize::new(0);
-static REGION_HI: AtomicUsize = AtomicUsize::new(0);
-/// `[MINE_LO, MINE_HI)`: this rank's part (0, 0 until active and in a
-/// forked child). A pointer can only be in this range if it was returned by
-/// an allocation that happened after activation, and the program's own
-/// synchronisation orders that allocation before any `free` of it, so
-/// Relaxed loads see the bounds.
-static MINE_LO: AtomicUsize = AtomicUsize::new(0);
-static MINE_HI: AtomicUsize = AtomicUsize::new(0);
-
-/// Descriptor of the region's shared object (-1 until active), for the
-/// fork handler. Written before the Release store of `ACTIVE`.
-static REGION_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// This rank's allocator over its part of the region (under
 /// `HEAPMPI_CHECK`, over the part's program blocks only: [`guard`]).
@@ -69,10 +45,6 @@ static POOL: Mutex<Pool> = Mutex::new(Pool::new());
 /// ([`alloc_shared`]), over the part's second range, which every local
 /// rank may write ([`guard`]); unconfigured otherwise.
 static OWN_POOL: Mutex<Pool> = Mutex::new(Pool::new());
-/// Where [`OWN_POOL`]'s range starts (0: no such pool). Written before
-/// the Release store of `ACTIVE`.
-static OWN_LO: AtomicUsize = AtomicUsize::new(0);
-
 /// Whether the "heap full" warning has been printed by this process.
 static FULL_WARNED: AtomicBool = AtomicBool::new(false);
 
@@ -96,158 +68,6 @@ fn pool_of(p: *const u8) -> MutexGuard<'static, Pool> {
         return OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
     }
     pool()
-}
-
-/// Who owns the memory at an address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// This rank's part of the shared heap.
-    Mine,
-    /// The shared region, but not this process's to free.
-    Foreign,
-    /// glibc (or not heap memory at all: null).
-    Glibc,
-}
-
-/// Classifies `p` by address.
-#[inline]
-pub fn owner(p: *const u8) -> Owner {
-    let a = p as usize;
-    if a >= MINE_LO.load(Ordering::Relaxed) && a < MINE_HI.load(Ordering::Relaxed) {
-        Owner::Mine
-    } else if a >= REGION_LO.load(Ordering::Relaxed) && a < REGION_HI.load(Ordering::Relaxed) {
-        Owner::Foreign
-    } else {
-        Owner::Glibc
-    }
-}
-
-/// Whether the shared heap serves new allocations.
-#[inline]
-pub fn is_active() -> bool {
-    ACTIVE.load(Ordering::Acquire)
-}
-
-/// Whether the program's `malloc` is served from the shared heap.
-#[inline]
-fn serving() -> bool {
-    SERVING.load(Ordering::Acquire)
-}
-
-/// Starts serving allocations from `[mine_lo, mine_hi)` inside the region
-/// `[lo, hi)`, committing pages through `backing`: heapmpi's own shared
-/// blocks always, the program's `malloc` family if `serve_program`.
-pub fn activate(
-    lo: usize,
-    hi: usize,
-    mine_lo: usize,
-    mine_hi: usize,
-    backing: Backing,
-    serve_program: bool,
-) {
-    match check_split(mine_lo, mine_hi) {
-        Some((prog_hi, own_hi)) => {
-            pool().arena().configure(mine_lo, prog_hi, backing);
-            let own = OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
-            own.arena().set_heapmpi_only();
-            own.arena().configure(prog_hi, own_hi, backing);
-            OWN_LO.store(prog_hi, Ordering::Relaxed);
-        }
-        None => pool().arena().configure(mine_lo, mine_hi, backing),
-    }
-    if let Backing::Shm { fd, .. } = backing {
-        REGION_FD.store(fd, Ordering::Relaxed);
-    }
-    REGION_LO.store(lo, Ordering::Relaxed);
-    REGION_HI.store(hi, Ordering::Relaxed);
-    MINE_LO.store(mine_lo, Ordering::Relaxed);
-    MINE_HI.store(mine_hi, Ordering::Relaxed);
-    // Release: publishes the bounds and the configured arena to every thread
-    // that sees ACTIVE == true with an Acquire load.
-    ACTIVE.store(true, Ordering::Release);
-    // Release: as above, for the allocation paths that load SERVING.
-    SERVING.store(serve_program, Ordering::Release);
-}
-
-/// Under `HEAPMPI_CHECK`, where this rank's part `[lo, hi)` is cut:
-/// the program's blocks below the first bound, heapmpi's below the
-/// second, a guard page above ([`guard::Layout`]).
-fn check_split(lo: usize, hi: usize) -> Option<(usize, usize)> {
-    if !check::on() {
-        return None;
-    }
-    let page = crate::sys::page_size();
-    let l = guard::Layout::new(lo, hi - lo, 1, page);
-    Some((l.program(0).1, l.own(0).1))
-}
-
-/// Under `HEAPMPI_CHECK`, after [`activate`]: protects the region's parts
-/// as [`guard`] says (this rank is local rank `me` of `world.len()`,
-/// whose parts of `part` bytes start at `parts`; `world[i]` is local rank
-/// `i`'s world rank). False if the protections could not be set.
-pub fn guard_parts(parts: usize, part: usize, me: usize, world: &[i32]) -> bool {
-    if OWN_LO.load(Ordering::Relaxed) == 0 {
-        return false;
-    }
-    let l = guard::Layout::new(parts, part, world.len(), crate::sys::page_size());
-    // Under the program pool's lock: no commit between reading where its
-    // pages end and protecting the rest.
-    let _held = pool();
-    guard::protect(l, me, world)
-}
-
-/// Under valgrind, at the end of the run: every part of the region but
-/// the node header and this rank's committed pages becomes no-access for
-/// memcheck, so that its leak check at exit scans what this rank can hold
-/// pointers in rather than the whole mapping (tens of GiB per rank, most
-/// never committed: reading it took minutes). Nothing of this process
-/// reads the other ranks' parts after `MPI_Finalize`. Idempotent; nothing
-/// natively.
-pub fn hide_unused_from_valgrind() {
-    if !is_active() || !crate::sys::valgrind::running() {
-        return;
-    }
-    let (lo, hi) = (
-        REGION_LO.load(Ordering::Relaxed),
-        REGION_HI.load(Ordering::Relaxed),
-    );
-    let (mine_lo, mine_hi) = (
-        MINE_LO.load(Ordering::Relaxed),
-        MINE_HI.load(Ordering::Relaxed),
-    );
-    let committed = (mine_lo + pool().arena().committed()).min(mine_hi);
-    let header = (lo + region::HEADER_SIZE).min(mine_lo);
-    crate::sys::valgrind::make_noaccess(header, mine_lo - header);
-    let own = OWN_LO.load(Ordering::Relaxed);
-    if own == 0 {
-        crate::sys::valgrind::make_noaccess(committed, hi - committed);
-        return;
-    }
-    // HEAPMPI_CHECK: heapmpi's own blocks live in a second range of the
-    // part, above the program's; its committed pages stay visible.
-    let own_end = (own
-        + OWN_POOL
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .arena()
-            .committed())
-    .min(mine_hi);
-    crate::sys::valgrind::make_noaccess(committed, own - committed);
-    crate::sys::valgrind::make_noaccess(own_end, hi - own_end);
-}
-
-/// Bytes handed to the rank's dlmalloc and committed, for the report.
-pub fn arena_usage() -> (usize, usize) {
-    let (mut used, mut committed) = {
-        let p = pool();
-        (p.arena().in_use(), p.arena().committed())
-    };
-    if OWN_LO.load(Ordering::Relaxed) != 0 {
-        let p = OWN_POOL.lock().unwrap_or_else(|e| e.into_inner());
-        used += p.arena().in_use();
-        committed += p.arena().committed();
-    }
-    (used, committed)
 }
 
 /// Records a glibc block that was wanted from the shared heap. Requests
@@ -385,7 +205,7 @@ fn check_buffer_slow(p: *const u8, bytes: usize, send: bool, when: &str) {
     let a = p as usize;
     let lo = MINE_LO.load(Ordering::Relaxed);
     let own = OWN_LO.load(Ordering::Relaxed);
-    let end = arena::COMMITTED_END.load(Ordering::Relaxed);
+    let end = state::COMMITTED_END.load(Ordering::Relaxed);
     if a < lo + 16 || a % MIN_ALIGN != 0 || (own != 0 && a >= own) || a >= end {
         return;
     }
@@ -425,16 +245,6 @@ fn check_buffer_slow(p: *const u8, bytes: usize, send: bool, when: &str) {
             }
         }
     }
-}
-
-/// Whether `[p, p + len)` lies inside the shared region (any rank's part),
-/// i.e. every local rank can read it at the same address.
-#[inline]
-pub fn in_region(p: *const u8, len: usize) -> bool {
-    let a = p as usize;
-    a >= REGION_LO.load(Ordering::Relaxed)
-        && a.checked_add(len)
-            .is_some_and(|e| e <= REGION_HI.load(Ordering::Relaxed))
 }
 
 #[inline]

@@ -261,7 +261,7 @@ pub fn after_init() {
                  node's ranks still go through the shared heap, from private buffers"
             );
         }
-        heap::activate(
+        heap::setup::activate(
             r.base,
             r.base + r.layout.total,
             lo,
@@ -361,7 +361,7 @@ fn guard_parts(r: &region::Region, node: Option<Comm>, world_rank: i32) {
         )
     };
     let parts = r.base + region::HEADER_SIZE;
-    if rc == 0 && heap::guard_parts(parts, r.layout.part_size, r.local_rank, &world) {
+    if rc == 0 && heap::setup::guard_parts(parts, r.layout.part_size, r.local_rank, &world) {
         crate::profile::hook_for_guards();
     } else if world_rank == 0 {
         crate::eprint_noalloc!(
@@ -442,7 +442,7 @@ fn write_report(w: &mut LineBuf) -> core::fmt::Result {
     match &o.heap {
         Ok(r) if heap::is_active() => {
             let (lo, hi) = r.my_part();
-            let (in_use, committed) = heap::arena_usage();
+            let (in_use, committed) = heap::setup::arena_usage();
             write!(
                 w,
                 "active local={}/{} base={:#x} region={} part=[{:#x},{:#x}) part_size={} \
@@ -527,6 +527,6 @@ pub unsafe fn finalize() -> c_int {
     // SAFETY: forwarded from the caller. The shared heap stays mapped: the
     // program may free memory after finalize.
     let rc = unsafe { ffi::PMPI_Finalize() };
-    heap::hide_unused_from_valgrind();
+    heap::setup::hide_unused_from_valgrind();
     rc
 }
