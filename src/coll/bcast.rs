@@ -11,6 +11,8 @@
 //! mapped at one address); the root waits until all are done, copying
 //! blocks for the readers whose buffers are in the heap meanwhile
 //! (`assist`). A root buffer outside the heap is staged once.
+//! `MPI_Scatter` works the same way; its node phase, shared with its
+//! across-nodes form, is [`super::node_rooted`]'s.
 
 use core::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
@@ -236,96 +238,4 @@ pub unsafe fn scatter(
     }
     // SAFETY: the caller's buffers.
     unsafe { span_rooted::run(Rooted::Scatter, node, (send, recv), root, real) }
-}
-
-/// Scatter among the node's members from member `root`: `send` is the
-/// root's send buffer's first piece (`None` elsewhere), `recv` this
-/// member's piece (`None` at a root that receives in place). Returns false
-/// when the root could not offer its data: every member then knows it,
-/// and nothing was scattered.
-///
-/// # Safety
-/// The buffers are the caller's; the root has `send`.
-pub(super) unsafe fn node_scatter(
-    node: &Node,
-    root: usize,
-    send: Option<Buf>,
-    recv: Option<Buf>,
-) -> bool {
-    let me = node.me;
-    // Every member knows one piece's packed size: the root from its send
-    // side, the others from their receive side (MPI makes them equal).
-    let piece = send.or(recv).map_or(0, |b| b.bytes());
-    let total = piece * node.n;
-    let s = node.begin(1);
-    if me == root {
-        let send = send.expect("the root has a send side");
-        let all = send.times(node.n);
-        let mut stage = None;
-        // Inline (chosen by the whole payload, as the other collectives
-        // choose), the cell carries the other members' pieces only: at 2
-        // members a piece of up to 32 B then shares the flag's line.
-        let inline = total <= node.inline_max;
-        let addr = if inline {
-            node.gate(s);
-            let dst = node.data(me, s, total - piece);
-            // SAFETY: the cell holds `inline_max` bytes; the pieces before
-            // ours, then those after it.
-            unsafe {
-                send.times(me).pack_to(dst);
-                send.piece(me + 1)
-                    .times(node.n - me - 1)
-                    .pack_to(dst.add(me * piece));
-            }
-            0
-        } else {
-            // SAFETY: the caller's buffer.
-            let a = unsafe { offer(&all, &mut stage) };
-            node.gate(s);
-            a
-        };
-        node.publish(s, addr, piece as u64, 0);
-        if inline {
-            node.demote(s, node.data(me, s, total - piece), total - piece);
-        }
-        if let Some(r) = recv {
-            // SAFETY: the caller's buffers.
-            unsafe { send.piece(me).copy_to(&r) };
-        }
-        if !inline && addr != FAIL {
-            node.wait_done(s);
-        }
-        node.finish(s);
-        drop(stage);
-        if addr == FAIL {
-            return false;
-        }
-    } else {
-        let recv = recv.expect("a non-root receives");
-        let c = node.wait_cell(root, s);
-        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
-        let (addr, len) = (
-            c.addr.load(Ordering::Relaxed),
-            c.len.load(Ordering::Relaxed),
-        );
-        if addr == FAIL {
-            node.finish(s);
-            return false;
-        }
-        let len = len as usize;
-        let src = if addr == 0 {
-            // Inline: the pieces of every member but the root.
-            let at = if me < root { me } else { me - 1 };
-            // SAFETY: within the root's cell.
-            unsafe { node.data(root, s, len * (node.n - 1)).add(at * len) as *const u8 }
-        } else {
-            // SAFETY: within the root's n pieces.
-            unsafe { (addr as *const u8).add(me * len) }
-        };
-        // SAFETY: the root keeps our piece of `len` bytes there until we
-        // are done.
-        unsafe { recv.unpack_from(src, len) };
-        node.finish(s);
-    }
-    true
 }

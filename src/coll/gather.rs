@@ -7,10 +7,9 @@
 //! in the single-copy collectives of XPMEM and CMA designs (Open MPI's
 //! `coll/xhc`; Chakraborty et al., "Contention-aware kernel-assisted MPI
 //! collectives for multi-/many-core systems", CLUSTER 2017), without the
-//! kernel's help since the heap is mapped at one address. A large gather
-//! runs the other way round: the root offers its receive buffer and every
-//! member writes its piece into it, so that no member has to stage a
-//! buffer the root would read.
+//! kernel's help since the heap is mapped at one address. `MPI_Gather`'s
+//! node phase, shared with its across-nodes form, is
+//! [`super::node_rooted`]'s.
 
 use core::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
@@ -18,27 +17,10 @@ use std::sync::atomic::Ordering;
 use mpi_sys as ffi;
 
 use super::bcast::node_phase_bcast;
+use super::node_rooted::offered;
 use super::span_rooted::{self, Rooted};
 use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::{Node, Span};
-
-/// Where member `m` offered its data in step `s`, and the length it gave
-/// (of each of its `pieces` pieces, if inline: it wrote `pieces` times the
-/// length there).
-pub(super) fn offered(node: &Node, m: usize, s: u64, pieces: usize) -> (*const u8, usize) {
-    let c = node.cell(m, s);
-    // Relaxed: ordered by the Acquire of the step (`wait_cell`/`wait_all`).
-    let (addr, len) = (
-        c.addr.load(Ordering::Relaxed),
-        c.len.load(Ordering::Relaxed),
-    );
-    let p = if addr == 0 {
-        node.data(m, s, len as usize * pieces) as *const u8
-    } else {
-        addr as *const u8
-    };
-    (p, len as usize)
-}
 
 /// Whether some member offered [`FAIL`] in step `s` (after `wait_all`).
 pub(super) fn any_failed(node: &Node, s: u64) -> bool {
@@ -279,129 +261,6 @@ pub unsafe fn gather(
     };
     // SAFETY: the caller's buffers.
     unsafe { span_rooted::run(Rooted::Gather, node, (send, recv), root, real) }
-}
-
-/// Gather among the node's members to member `root`: `send` is this
-/// member's piece (`None` at a root that gathers in place), `recv` the
-/// root's receive buffer of one piece per member (`None` elsewhere).
-/// Returns false when the root could not offer a place to write into:
-/// every member then knows it, and nothing was gathered.
-///
-/// # Safety
-/// The buffers are the caller's; the root has `recv`.
-pub(super) unsafe fn node_gather(
-    node: &Node,
-    root: usize,
-    send: Option<Buf>,
-    recv: Option<Buf>,
-) -> bool {
-    let me = node.me;
-    // One piece's packed size, known to every member (MPI makes the root's
-    // receive piece and every send side agree).
-    let pb = recv.or(send).map_or(0, |b| b.bytes());
-    let s = node.begin(1);
-    if pb <= node.inline_max {
-        if let Some(recv) = recv {
-            if let Some(send) = send {
-                // SAFETY: the caller's buffers.
-                unsafe { send.copy_to(&recv.piece(me)) };
-            }
-            for m in (0..node.n).filter(|&m| m != me) {
-                node.wait_cell(m, s);
-                let (p, len) = offered(node, m, s, 1);
-                // SAFETY: member `m`'s cell holds its piece until we are
-                // done.
-                unsafe { recv.piece(m).unpack_from(p, len) };
-            }
-        } else if let Some(send) = send {
-            node.gate(s);
-            // SAFETY: the cell holds `inline_max` bytes.
-            unsafe { send.pack_to(node.data(me, s, pb)) };
-            node.publish(s, 0, pb as u64, 0);
-            node.demote(s, node.data(me, s, pb), pb);
-        }
-        node.finish(s);
-        return true;
-    }
-    if let Some(recv) = recv {
-        // The root offers its receive buffer (or a stage) for the others
-        // to write into.
-        let all = recv.times(node.n);
-        let mut stage = None;
-        let target = if all.shared().is_some() {
-            recv.ptr as u64
-        } else {
-            match Stage::new(all.bytes()) {
-                Some(st) => {
-                    let p = st.0 as u64;
-                    stage = Some(st);
-                    p
-                }
-                None => FAIL,
-            }
-        };
-        node.gate(s);
-        node.publish(s, target, pb as u64, 0);
-        if let Some(send) = send {
-            // SAFETY: the caller's buffers.
-            unsafe { send.copy_to(&recv.piece(me)) };
-        }
-        if target != FAIL {
-            node.wait_done(s);
-        }
-        node.finish(s);
-        if let Some(st) = &stage {
-            for m in (0..node.n).filter(|&m| m != me) {
-                // SAFETY: every member wrote its piece into the stage.
-                unsafe { recv.piece(m).unpack_from(st.0.add(m * pb), pb) };
-            }
-        }
-        drop(stage);
-        if target == FAIL {
-            return false;
-        }
-    } else if let Some(send) = send {
-        let c = node.wait_cell(root, s);
-        // Relaxed: ordered by the Acquire of the step in `wait_cell`.
-        let (addr, len) = (
-            c.addr.load(Ordering::Relaxed),
-            c.len.load(Ordering::Relaxed),
-        );
-        if addr == FAIL {
-            node.finish(s);
-            return false;
-        }
-        // SAFETY: the root offers n pieces of `len` bytes at `addr` until
-        // every member is done.
-        unsafe {
-            pack_limited(
-                &send,
-                (addr as *mut u8).add(me * len as usize),
-                len as usize,
-            )
-        };
-        node.finish(s);
-    }
-    true
-}
-
-/// Writes at most `room` packed bytes of `b` to `dst` (an erroneous
-/// program's larger piece is cut rather than overrun its neighbour).
-///
-/// # Safety
-/// `b` holds its elements; `dst` has room for `room` bytes.
-pub(super) unsafe fn pack_limited(b: &Buf, dst: *mut u8, room: usize) {
-    if b.bytes() <= room {
-        // SAFETY: per the contract.
-        unsafe { b.pack_to(dst) };
-    } else {
-        let mut tmp = vec![0u8; b.bytes()];
-        // SAFETY: per the contract; `tmp` has room.
-        unsafe {
-            b.pack_to(tmp.as_mut_ptr());
-            crate::dt::copy_disjoint(tmp.as_ptr(), dst, room);
-        }
-    }
 }
 
 /// `MPI_Alltoall`.

@@ -43,6 +43,7 @@ mod fold;
 mod gather;
 mod nb;
 mod neighbor;
+mod node_rooted;
 mod offer;
 pub use crate::op;
 mod order;

@@ -28,8 +28,7 @@ use core::ffi::{c_int, c_void};
 
 use mpi_sys as ffi;
 
-use super::bcast::node_scatter;
-use super::gather::node_gather;
+use super::node_rooted::{node_gather, node_scatter};
 use super::{gave_up, in_place, ran, Buf, Stage};
 use crate::comm::node::{Node, Span};
 

@@ -25,7 +25,8 @@ use std::sync::atomic::Ordering;
 
 use mpi_sys as ffi;
 
-use super::gather::{all_read_all, any_failed, pack_limited};
+use super::gather::{all_read_all, any_failed};
+use super::node_rooted::pack_limited;
 use super::offer::{entry, offer, Offer, VBuf};
 use super::{flat, gave_up, in_place, ran, rank_ok, to_real, Buf, Peers, FAIL};
 use crate::comm::node::Node;
