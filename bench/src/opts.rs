@@ -388,6 +388,18 @@ impl Opts {
         if o.app && o.apps.is_empty() {
             return Err("--apps: no application selected".into());
         }
+        if let Some(out) = o.out.as_ref().filter(|_| o.nodes > 1) {
+            // The ranks read the libraries copied there and write their
+            // logs there, inside nodes that each mount their own.
+            let abs = std::env::current_dir().unwrap_or_default().join(out);
+            if abs.starts_with("/tmp") || abs.starts_with("/dev/shm") {
+                return Err(format!(
+                    "--out {}: across --nodes the results directory must not be under \
+                     /tmp or /dev/shm (each node has its own)",
+                    out.display()
+                ));
+            }
+        }
         if o.quick {
             if !reps_given {
                 o.reps = 1;
@@ -521,5 +533,17 @@ mod tests {
         assert_eq!(n.benches.len(), 1);
         assert_eq!(n.sizes_for(nbc)[..3], [1000, 1016, 1024]);
         assert_eq!(*n.sizes_for(nbc).last().unwrap(), 65536);
+    }
+
+    #[test]
+    fn results_across_nodes_stay_out_of_the_nodes_own_tmp() {
+        let args = |out: &str| -> Vec<String> {
+            ["--nodes", "2", "--out", out].map(String::from).to_vec()
+        };
+        assert!(Opts::parse(&args("/tmp/r")).is_err());
+        assert!(Opts::parse(&args("/dev/shm/r")).is_err());
+        assert!(Opts::parse(&args("/work/r")).is_ok());
+        let one = ["--out", "/tmp/r"].map(String::from).to_vec();
+        assert!(Opts::parse(&one).is_ok());
     }
 }
