@@ -1,25 +1,29 @@
 //! `MPI_Gather` and `MPI_Scatter` on a communicator that spans nodes: a
-//! node phase through the heap between each node's members and its leader,
-//! and one real-MPI collective among the leaders, as the two-level
-//! gather and scatter of Open MPI's `coll/han` (Luo et al., "HAN: a
+//! node phase through the heap between each node's members and one of
+//! them, and one real-MPI collective among those, one per node, as the
+//! two-level gather and scatter of Open MPI's `coll/han` (Luo et al., "HAN: a
 //! Hierarchical AutotuNed Collective Communication Framework", CLUSTER
 //! 2020) and MPICH's node-aware compositions do.
 //!
-//! Gather: each node gathers its ranks' pieces to its leader (the root's
-//! node straight into the root's receive buffer, the others into a packed
-//! block at their leader), then the leaders gather the blocks to the root
-//! (`MPI_Gatherv` of bytes: a block is the packed pieces of consecutive
+//! The root has some index `k` on its node, and on every node the member
+//! of index `k` relays its node's pieces (the node's leader when the root
+//! leads its node). Gather: each node gathers its ranks' pieces to its
+//! relay (the root's node straight into the root's receive buffer, the
+//! others into a packed block at their relay), then the relays gather the
+//! blocks to the root (`MPI_Gatherv` of bytes over the communicator of the
+//! members of index `k`: a block is the packed pieces of consecutive
 //! ranks). Scatter runs the same way backwards. A block crosses the
-//! network once, from one leader, instead of once per rank.
+//! network once, from one relay, instead of once per rank. `coll/han`
+//! pairs ranks across nodes by their index on the node the same way (its
+//! "up" communicators).
 //!
 //! Taken when each node's ranks are consecutive (so a node's pieces are
-//! one run of the root's buffer) and the root is its node's leader (its
-//! lowest rank: the leaders' communicator holds no other rank of the
-//! root's node), and the whole buffer's bytes fit the real MPI's `int`
-//! counts. Every rank knows all three the same way, so every rank takes
-//! the same path; other calls go to the real MPI. A node phase the heap
-//! cannot serve runs over the node's own communicator, so the other nodes
-//! never notice.
+//! one run of the root's buffer), every node has a member of the root's
+//! index, and the whole buffer's bytes fit the real MPI's `int` counts.
+//! Every rank knows all three the same way, so every rank takes the same
+//! path; other calls go to the real MPI. A node phase the heap cannot
+//! serve runs over the node's own communicator, so the other nodes never
+//! notice.
 //!
 //! [`run`] is where both calls choose between this, their one-node form
 //! (`node_gather`, `node_scatter`) and the real MPI.
@@ -56,7 +60,7 @@ impl Block {
     }
 }
 
-/// `MPI_UINT8_T`: the leaders move packed bytes (the real MPI has no
+/// `MPI_UINT8_T`: the relays move packed bytes (the real MPI has no
 /// `MPI_BYTE` handle in the bindings; both ends use this one type).
 fn bytes_type() -> ffi::MPI_Datatype {
     // SAFETY: reading an MPI constant.
@@ -76,6 +80,8 @@ struct Plan {
     count: Vec<usize>,
     /// The root's node.
     rn: usize,
+    /// The root's index on its node: each node's relay has this index.
+    k: usize,
 }
 
 impl Plan {
@@ -85,23 +91,27 @@ impl Plan {
         if !consecutive || total > c_int::MAX as usize || root >= of.len() {
             return None;
         }
-        if root > 0 && of[root - 1] == of[root] {
-            return None;
-        }
         let nodes = of.last().map_or(0, |&k| k as usize + 1);
         let (mut first, mut count) = (vec![0; nodes], vec![0; nodes]);
         for (r, &k) in of.iter().enumerate().rev() {
             first[k as usize] = r;
             count[k as usize] += 1;
         }
+        let rn = of[root] as usize;
+        let k = root - first[rn];
+        // Every node needs a relay of the root's index.
+        if count.iter().any(|&c| c <= k) {
+            return None;
+        }
         Some(Plan {
             first,
             count,
-            rn: of[root] as usize,
+            rn,
+            k,
         })
     }
 
-    /// The leaders' byte counts and displacements in the root's buffer
+    /// The relays' byte counts and displacements in the root's buffer
     /// (the root's node gets none: its pieces are in place).
     fn counts(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
         let counts = (0..self.first.len())
@@ -198,14 +208,14 @@ pub(super) unsafe fn run(
 /// The buffers are the caller's.
 unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
     let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
-    let (here, n) = (span.my_node as usize, node.n);
+    let (here, n, k) = (span.my_node as usize, node.n, plan.k);
     let mut block = None;
     let rc = if here == plan.rn {
-        // Straight into the root's buffer: its node's pieces start at the
-        // root's own.
-        let local = recv.map(|r| r.piece(root));
+        // Straight into the root's buffer: its node's pieces start at its
+        // node's first rank's.
+        let local = recv.map(|r| r.piece(root - k));
         // SAFETY: the caller's buffers.
-        if unsafe { node_gather(node, 0, send, local) } {
+        if unsafe { node_gather(node, k, send, local) } {
             0
         } else {
             gave_up();
@@ -216,17 +226,17 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                 (b.ptr.cast(), b.count as c_int, b.dt)
             });
             // SAFETY: the caller's arguments over the node's communicator,
-            // whose member 0 is the root.
-            unsafe { ffi::PMPI_Gather(sp, sc, sd, rp, rc, rd, 0, span.node.0) }
+            // whose member k is the root.
+            unsafe { ffi::PMPI_Gather(sp, sc, sd, rp, rc, rd, k as c_int, span.node.0) }
         }
     } else {
         let mine = send.expect("only the root gathers in place");
-        let local = (node.me == 0).then(|| {
+        let local = (node.me == k).then(|| {
             let b = block.insert(Block::new(pb * n));
             byte_buf(b.ptr(), pb)
         });
-        // SAFETY: the caller's buffer and the leader's block.
-        if unsafe { node_gather(node, 0, Some(mine), local) } {
+        // SAFETY: the caller's buffer and the relay's block.
+        if unsafe { node_gather(node, k, Some(mine), local) } {
             0
         } else {
             gave_up();
@@ -235,7 +245,7 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             unsafe { mine.pack_to(packed.as_mut_ptr()) };
             let rp = local.map_or(core::ptr::null_mut(), |b| b.ptr);
             let bt = bytes_type();
-            // SAFETY: bytes over the node's communicator, to its leader.
+            // SAFETY: bytes over the node's communicator, to its relay.
             unsafe {
                 ffi::PMPI_Gather(
                     packed.as_ptr().cast(),
@@ -244,13 +254,13 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                     rp.cast(),
                     pb as c_int,
                     bt,
-                    0,
+                    k as c_int,
                     span.node.0,
                 )
             }
         }
     };
-    let Some(l) = span.leaders else {
+    let Some(l) = span.peers(k) else {
         ran();
         return rc;
     };
@@ -259,7 +269,7 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
     }
     let bt = bytes_type();
     let rc = if here == plan.rn {
-        let recv = recv.expect("the root's node's leader is the root");
+        let recv = recv.expect("the root's node's relay is the root");
         let all = recv.times(span.node_of.len());
         // The root's own node's pieces are in place already (and get no
         // bytes): the other nodes' blocks land straight in a dense buffer
@@ -302,8 +312,8 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
         }
         rc
     } else {
-        let b = block.as_mut().expect("a leader has its node's block");
-        // SAFETY: the leader's block of n pieces; the receive arguments
+        let b = block.as_mut().expect("a relay has its node's block");
+        // SAFETY: the relay's block of n pieces; the receive arguments
         // are not significant at a non-root.
         unsafe {
             ffi::PMPI_Gatherv(
@@ -331,12 +341,12 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
 /// The buffers are the caller's.
 unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
     let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
-    let (here, n) = (span.my_node as usize, node.n);
+    let (here, n, k) = (span.my_node as usize, node.n, plan.k);
     let bt = bytes_type();
     let mut block = None;
-    if let Some(l) = span.leaders {
+    if let Some(l) = span.peers(k) {
         let rc = if here == plan.rn {
-            let send = send.expect("the root's node's leader is the root");
+            let send = send.expect("the root's node's relay is the root");
             let all = send.times(span.node_of.len());
             let mut tmp: Vec<u8> = Vec::new();
             let from = if all.d.contig {
@@ -366,7 +376,7 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             }
         } else {
             let b = block.insert(Block::new(pb * n));
-            // SAFETY: the leader's block of n pieces; the send arguments
+            // SAFETY: the relay's block of n pieces; the send arguments
             // are not significant at a non-root.
             unsafe {
                 ffi::PMPI_Scatterv(
@@ -387,9 +397,9 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
         }
     }
     let rc = if here == plan.rn {
-        let local = send.map(|s| s.piece(root));
+        let local = send.map(|s| s.piece(root - k));
         // SAFETY: the caller's buffers.
-        if unsafe { node_scatter(node, 0, local, recv) } {
+        if unsafe { node_scatter(node, k, local, recv) } {
             0
         } else {
             gave_up();
@@ -400,20 +410,20 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                 (b.ptr.cast(), b.count as c_int, b.dt)
             });
             // SAFETY: the caller's arguments over the node's communicator,
-            // whose member 0 is the root.
-            unsafe { ffi::PMPI_Scatter(sp, sc, sd, rp, rc, rd, 0, span.node.0) }
+            // whose member k is the root.
+            unsafe { ffi::PMPI_Scatter(sp, sc, sd, rp, rc, rd, k as c_int, span.node.0) }
         }
     } else {
         let mine = recv.expect("only the root receives in place");
         let local = block.as_mut().map(|b| byte_buf(b.ptr(), pb));
-        // SAFETY: the leader's block and the caller's buffer.
-        if unsafe { node_scatter(node, 0, local, Some(mine)) } {
+        // SAFETY: the relay's block and the caller's buffer.
+        if unsafe { node_scatter(node, k, local, Some(mine)) } {
             0
         } else {
             gave_up();
             let mut packed = vec![0u8; pb];
             let sp = local.map_or(core::ptr::null(), |b| b.ptr as *const c_void);
-            // SAFETY: bytes over the node's communicator, from its leader.
+            // SAFETY: bytes over the node's communicator, from its relay.
             let rc = unsafe {
                 ffi::PMPI_Scatter(
                     sp,
@@ -422,7 +432,7 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                     packed.as_mut_ptr().cast(),
                     pb as c_int,
                     bt,
-                    0,
+                    k as c_int,
                     span.node.0,
                 )
             };
@@ -442,14 +452,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_plan_needs_consecutive_nodes_and_a_leader_root() {
-        // Two nodes of two: roots 0 and 2 lead their nodes, 1 and 3 do not.
+    fn a_plan_needs_consecutive_nodes() {
+        // Two nodes of two: roots 0 and 2 lead their nodes, whose leaders
+        // relay; roots 1 and 3 are second on theirs, and so are the relays.
         let of = [0, 0, 1, 1];
         let p = Plan::new(&of, true, 0, 8).unwrap();
-        assert_eq!((p.first, p.count, p.rn), (vec![0, 2], vec![2, 2], 0));
-        assert_eq!(Plan::new(&of, true, 2, 8).unwrap().rn, 1);
-        assert!(Plan::new(&of, true, 1, 8).is_none());
-        assert!(Plan::new(&of, true, 3, 8).is_none());
+        assert_eq!(
+            (p.first, p.count, p.rn, p.k),
+            (vec![0, 2], vec![2, 2], 0, 0)
+        );
+        let rn_k = |root| Plan::new(&of, true, root, 8).map(|p| (p.rn, p.k));
+        assert_eq!(rn_k(1), Some((0, 1)));
+        assert_eq!(rn_k(2), Some((1, 0)));
+        assert_eq!(rn_k(3), Some((1, 1)));
         assert!(Plan::new(&of, false, 0, 8).is_none());
         assert!(Plan::new(&of, true, 4, 8).is_none());
         // The whole buffer's bytes must fit an int.
@@ -470,5 +485,15 @@ mod tests {
         // Bytes per node; the root's node gets none (its pieces are in
         // place); displacements at each node's first rank's piece.
         assert_eq!(p.counts(5), (vec![10, 5, 0], vec![0, 10, 15]));
+        // The second rank of the first node: the lone ranks of the other
+        // nodes have no second member to relay.
+        assert!(Plan::new(&of, true, 1, 5).is_none());
+        // 2 + 3: root 4 is third on its node, and the first node has no
+        // third member; root 3 is second, and both nodes have a second.
+        let of = [0, 0, 1, 1, 1];
+        assert!(Plan::new(&of, true, 4, 5).is_none());
+        let p = Plan::new(&of, true, 3, 5).unwrap();
+        assert_eq!((p.rn, p.k), (1, 1));
+        assert_eq!(p.counts(5), (vec![10, 0], vec![0, 10]));
     }
 }

@@ -193,6 +193,13 @@ pub struct Node {
 pub struct Span {
     /// The leaders' communicator (ranks in node order), on leaders only.
     pub leaders: Option<Comm>,
+    /// On a member other than its node's leader: the communicator of the
+    /// members of its index on every node that has one (rank order), which
+    /// a rooted collective whose root has that index crosses nodes through
+    /// ([`Span::peers`]). The same split made the leaders' communicator.
+    peers: Option<Comm>,
+    /// This member's index on its node (0: the leader).
+    index: usize,
     /// This node's members as a real communicator (member order), for the
     /// node phase when the heap cannot serve it.
     pub node: Comm,
@@ -204,6 +211,19 @@ pub struct Span {
     /// Every node's ranks are consecutive: combining node by node is
     /// combining in rank order (needed for non-commutative operations).
     pub consecutive: bool,
+}
+
+impl Span {
+    /// The communicator of the members of index `k` on every node that has
+    /// one (in rank order), if this member is one of them: the leaders'
+    /// for `k` = 0.
+    pub fn peers(&self, k: usize) -> Option<Comm> {
+        match k {
+            _ if k != self.index => None,
+            0 => self.leaders,
+            _ => self.peers,
+        }
+    }
 }
 
 impl Node {
@@ -583,24 +603,28 @@ impl Span {
             .collect();
         // Consecutive: ranks of one node never resume after another node's.
         let consecutive = node_of.windows(2).all(|w| w[0] <= w[1]);
+        // This member's index on its node: the node's ranks below its own.
+        let index = (leader..info.rank)
+            .filter(|&r| info.local_index(r).is_some())
+            .count();
         // SAFETY: reading MPI constants; collective splits over `comm`,
         // made by every member in the same call.
-        let (node, lead) = unsafe {
+        let (node, peers) = unsafe {
             let mut node = ffi::RSMPI_COMM_NULL;
-            let mut lead = ffi::RSMPI_COMM_NULL;
-            let is_leader = info.rank == leader;
+            let mut peers = ffi::RSMPI_COMM_NULL;
             let a = ffi::PMPI_Comm_split(comm, leader, info.rank, &mut node);
-            let color = if is_leader { 0 } else { ffi::RSMPI_UNDEFINED };
-            let b = ffi::PMPI_Comm_split(comm, color, info.rank, &mut lead);
+            // One split by index gives every member the communicator of
+            // its index across nodes; index 0's is the leaders'.
+            let b = ffi::PMPI_Comm_split(comm, index as c_int, info.rank, &mut peers);
             if a != 0 || b != 0 {
                 return None;
             }
-            (node, lead)
+            (node, Comm(peers))
         };
-        // SAFETY: reading an MPI constant.
-        let null = unsafe { ffi::RSMPI_COMM_NULL };
         Some(Span {
-            leaders: (lead != null).then_some(Comm(lead)),
+            leaders: (index == 0).then_some(peers),
+            peers: (index != 0).then_some(peers),
+            index,
             node: Comm(node),
             my_node: node_of[info.rank as usize],
             node_of,
@@ -610,7 +634,10 @@ impl Span {
 
     /// Frees the communicators.
     fn free(self) {
-        for mut c in [Some(self.node), self.leaders].into_iter().flatten() {
+        for mut c in [Some(self.node), self.leaders, self.peers]
+            .into_iter()
+            .flatten()
+        {
             // SAFETY: our own communicators, no longer used.
             unsafe { ffi::PMPI_Comm_free(&mut c.0) };
         }
