@@ -69,27 +69,36 @@ pub unsafe fn copy_disjoint(src: *const u8, dst: *mut u8, n: usize) {
 }
 
 /// Whether a forward copy of `n` bytes from `src` to `dst` would stall on
-/// 4K aliasing: the destination lies 1 to 15 bytes above the source modulo
+/// 4K aliasing: the destination lies 1 to 31 bytes above the source modulo
 /// 4 KiB, so the loads of the source that follow each store match its low
 /// 12 address bits, and the core waits for the store before each of them.
-/// glibc's `memmove` copies forward there at a sixteenth of its speed
-/// (131071 bytes, this machine: 38-48 us at 1 to 15 bytes, 2.3 us at 0 or
-/// 16; `MPI_Allgather` of 131071 bytes took 40-73 us where 131072 took
-/// 5-7 us, 65535 and 98303 bytes 20 and 30 us). The buffers must not
-/// overlap (a block copy of overlapping buffers would read bytes it has
-/// already overwritten; those are `memmove`'s own case).
+/// glibc's `memmove` copies forward there at a sixteenth of its speed or
+/// less, up to the size where it turns to non-temporal stores. How far the
+/// window reaches depends on the processor and on glibc's copy loop for it:
+/// 1 to 15 bytes on one machine (131071 bytes: 38-48 us there against 2.3
+/// at 0 or 16; `MPI_Allgather` of 131071 bytes took 40-73 us where 131072
+/// took 5-7 us), 1 to 31 on a 2-core AMD EPYC (65536 bytes: 23-45 us
+/// against 1.4-2.3 at 0 and at 32 to 4095; 262144 bytes: 134 against 7).
+/// That is where two blocks that dlmalloc hands out one after the other
+/// lie, 16 bytes apart modulo 4 KiB (each chunk's 16-byte header): a
+/// gather's root copying its own piece from one into the other took
+/// three times stock's whole `MPI_Gather` at 16-256 KiB. The buffers must
+/// not overlap (a block copy of overlapping buffers would read bytes it
+/// has already overwritten; those are `memmove`'s own case).
 #[inline]
 fn aliases(src: *const u8, dst: *mut u8, n: usize) -> bool {
     let (s, d) = (src as usize, dst as usize);
     let above = d.wrapping_sub(s) & 4095;
-    (1..=15).contains(&above) && (d + n <= s || s + n <= d)
+    (1..=31).contains(&above) && (d + n <= s || s + n <= d)
 }
 
 /// Copies `n` bytes (more than 128, the buffers disjoint) in 64-byte
 /// blocks from the end to the start: each block is read whole before it
 /// is written, and the loads that follow go to lower addresses, which no
-/// pending store aliases. Measured against the alternatives (131071
-/// bytes, destination 8 bytes above the source modulo 4 KiB): in cache
+/// pending store aliases; where nothing aliases it runs at 0.6 of
+/// `memcpy`'s speed (65536 bytes in cache: 2.6-3.0 us against 1.5-1.6).
+/// Measured against the alternatives (131071 bytes, destination 8 bytes
+/// above the source modulo 4 KiB, the first machine): in cache
 /// 3.2 us, `memcpy` 38, a forward copy loading one block ahead 2.7; with a
 /// source another core has just written, 7.6 us, `memcpy` 39, 7.5 for
 /// `memcpy` at an offset that does not alias; in an `MPI_Send`/`MPI_Recv`
@@ -133,7 +142,7 @@ mod tests {
         // Lengths around the block size and its multiples, and a large one.
         for n in [129usize, 191, 192, 193, 255, 1000, 131071] {
             let src: Vec<u8> = (0..n + 8192).map(|i| (i * 31 + 7) as u8).collect();
-            for d in [1usize, 3, 8, 15, 16, 17, 4095, 0] {
+            for d in [1usize, 3, 8, 15, 16, 17, 31, 32, 4095, 0] {
                 for copy in [copy_small, copy_disjoint] {
                     let mut dst = vec![0u8; n + 8192];
                     // Place the destination `d` bytes above the source
@@ -142,7 +151,7 @@ mod tests {
                     let base = dst.as_ptr() as usize;
                     let off = (s.wrapping_add(d).wrapping_sub(base)) & 4095;
                     let to = dst[off..].as_mut_ptr();
-                    assert_eq!(aliases(src.as_ptr(), to, n), (1..=15).contains(&d), "d={d}");
+                    assert_eq!(aliases(src.as_ptr(), to, n), (1..=31).contains(&d), "d={d}");
                     // SAFETY: `off + n` lies inside `dst`, `n` inside `src`.
                     unsafe { copy(src.as_ptr(), to, n) };
                     assert!(dst[off..off + n] == src[..n], "n={n} d={d}");
