@@ -36,7 +36,7 @@ pub unsafe fn barrier(comm: ffi::MPI_Comm) -> c_int {
         // Across nodes: the node's members arrive at its leader, the
         // leaders meet in the real barrier, and each leader releases its
         // node.
-        Some(span) => node.barrier_tree(radix(), || match span.leaders {
+        Some(span) => node.barrier_tree(radix(), || match span.leaders() {
             // SAFETY: the leaders' communicator.
             Some(l) => unsafe { ffi::PMPI_Barrier(l.0) },
             None => 0,

@@ -64,7 +64,7 @@ pub unsafe fn bcast(
     let rn = span.node_of[root as usize];
     // SAFETY: the caller's buffer.
     let node_phase = |from: usize| unsafe { node_phase_bcast(node, &b, from) };
-    let leaders = || match span.leaders {
+    let leaders = || match span.leaders() {
         // SAFETY: the caller's arguments over the leaders' communicator.
         Some(l) => unsafe { ffi::PMPI_Bcast(buf, count, dt, rn as c_int, l.0) },
         None => 0,

@@ -124,7 +124,7 @@ unsafe fn spanning_allgather(
             )
         }
     };
-    if let (0, Some(l)) = (rc, span.leaders) {
+    if let (0, Some(l)) = (rc, span.leaders()) {
         // Node k's block: its ranks' pieces, consecutive.
         let nodes = span.node_of.last().map_or(0, |&k| k as usize + 1);
         let (mut counts, mut displs) = (vec![0 as c_int; nodes], vec![0 as c_int; nodes]);

@@ -126,7 +126,7 @@ pub unsafe fn allreduce(
         // read again only after the node phase.
         let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
         if rc == 0 {
-            if let Some(lc) = span.leaders {
+            if let Some(lc) = span.leaders() {
                 // SAFETY: the caller's buffer and arguments.
                 rc = unsafe { ffi::PMPI_Allreduce(in_place(), rbuf, count, dt, op, lc.0) };
             }
@@ -447,7 +447,7 @@ unsafe fn spanning_reduce(
     // SAFETY: the caller's buffers and ours.
     let mut rc = unsafe { node_reduce(node, &job, count, dt, op) };
     if rc == 0 {
-        if let Some(lc) = span.leaders {
+        if let Some(lc) = span.leaders() {
             // SAFETY: our buffer (or the root's) over the leaders'
             // communicator. The root's leader sends a copy of its partial
             // result rather than `MPI_IN_PLACE`: MPICH 4.0's reduce crashes

@@ -191,13 +191,11 @@ pub struct Node {
 /// leader (its lowest rank) talks to the other leaders through the real
 /// MPI.
 pub struct Span {
-    /// The leaders' communicator (ranks in node order), on leaders only.
-    pub leaders: Option<Comm>,
-    /// On a member other than its node's leader: the communicator of the
-    /// members of its index on every node that has one (rank order), which
-    /// a rooted collective whose root has that index crosses nodes through
-    /// ([`Span::peers`]). The same split made the leaders' communicator.
-    peers: Option<Comm>,
+    /// The communicator of the members of this member's index on every
+    /// node that has one (rank order): on the leaders, the leaders' (in
+    /// node order); on the others, the one a rooted collective whose root
+    /// has their index crosses nodes through ([`Span::peers`]).
+    peers: Comm,
     /// This member's index on its node (0: the leader).
     index: usize,
     /// This node's members as a real communicator (member order), for the
@@ -218,11 +216,12 @@ impl Span {
     /// one (in rank order), if this member is one of them: the leaders'
     /// for `k` = 0.
     pub fn peers(&self, k: usize) -> Option<Comm> {
-        match k {
-            _ if k != self.index => None,
-            0 => self.leaders,
-            _ => self.peers,
-        }
+        (k == self.index).then_some(self.peers)
+    }
+
+    /// The leaders' communicator (ranks in node order), on leaders only.
+    pub fn leaders(&self) -> Option<Comm> {
+        self.peers(0)
     }
 }
 
@@ -622,8 +621,7 @@ impl Span {
             (node, Comm(peers))
         };
         Some(Span {
-            leaders: (index == 0).then_some(peers),
-            peers: (index != 0).then_some(peers),
+            peers,
             index,
             node: Comm(node),
             my_node: node_of[info.rank as usize],
@@ -634,10 +632,7 @@ impl Span {
 
     /// Frees the communicators.
     fn free(self) {
-        for mut c in [Some(self.node), self.leaders, self.peers]
-            .into_iter()
-            .flatten()
-        {
+        for mut c in [self.node, self.peers] {
             // SAFETY: our own communicators, no longer used.
             unsafe { ffi::PMPI_Comm_free(&mut c.0) };
         }
