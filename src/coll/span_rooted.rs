@@ -11,19 +11,24 @@
 //! relay (the root's node straight into the root's receive buffer, the
 //! others into a packed block at their relay), then the relays gather the
 //! blocks to the root (`MPI_Gatherv` of bytes over the communicator of the
-//! members of index `k`: a block is the packed pieces of consecutive
-//! ranks). Scatter runs the same way backwards. A block crosses the
+//! members of index `k`: a block is its node's pieces packed in rank
+//! order). Scatter runs the same way backwards. A block crosses the
 //! network once, from one relay, instead of once per rank. `coll/han`
 //! pairs ranks across nodes by their index on the node the same way (its
 //! "up" communicators).
 //!
-//! Taken when each node's ranks are consecutive (so a node's pieces are
-//! one run of the root's buffer), every node has a member of the root's
-//! index, and the whole buffer's bytes fit the real MPI's `int` counts.
-//! Every rank knows all three the same way, so every rank takes the same
-//! path; other calls go to the real MPI. A node phase the heap cannot
-//! serve runs over the node's own communicator, so the other nodes never
-//! notice.
+//! When each node's ranks are consecutive, a node's pieces are one run of
+//! the root's buffer, and the blocks go to (come from) it in place. When
+//! they are not (ranks dealt to the nodes round-robin, as `mpirun --map-by
+//! node` and MPICH's default place them), the root gathers into (scatters
+//! from) a packed copy of its whole buffer, node by node, as `coll/han`
+//! reorders at its root.
+//!
+//! Taken when every node has a member of the root's index and the whole
+//! buffer's bytes fit the real MPI's `int` counts. Every rank knows both
+//! the same way, so every rank takes the same path; other calls go to the
+//! real MPI. A node phase the heap cannot serve runs over the node's own
+//! communicator, so the other nodes never notice.
 //!
 //! [`run`] is where both calls choose between this, their one-node form
 //! (`node_gather`, `node_scatter`) and the real MPI.
@@ -74,57 +79,111 @@ fn byte_buf(p: *mut u8, pb: usize) -> Buf {
 }
 
 /// The layout of a rooted collective across nodes, when it is taken (see
-/// the module's opening): per node, its first rank and its rank count.
+/// the module's opening).
 struct Plan {
-    first: Vec<usize>,
-    count: Vec<usize>,
+    /// Each node's ranks in rank order (its members in member order).
+    members: Vec<Vec<usize>>,
     /// The root's node.
     rn: usize,
     /// The root's index on its node: each node's relay has this index.
     k: usize,
+    /// The nodes in their relays' rank order: rank `p` of the relays'
+    /// communicator is node `order[p]`'s relay.
+    order: Vec<usize>,
+    /// Each node's ranks are consecutive: its pieces are one run of the
+    /// root's buffer, which the blocks go to and come from in place.
+    /// Otherwise (ranks dealt round-robin, ...) the root's whole buffer
+    /// goes through a packed copy, node by node.
+    runs: bool,
 }
 
 impl Plan {
     /// `of`: each rank's node; `consecutive`: each node's ranks are.
     fn new(of: &[u32], consecutive: bool, root: usize, pb: usize) -> Option<Plan> {
         let total = pb.checked_mul(of.len())?;
-        if !consecutive || total > c_int::MAX as usize || root >= of.len() {
+        if total > c_int::MAX as usize || root >= of.len() {
             return None;
         }
-        let nodes = of.last().map_or(0, |&k| k as usize + 1);
-        let (mut first, mut count) = (vec![0; nodes], vec![0; nodes]);
-        for (r, &k) in of.iter().enumerate().rev() {
-            first[k as usize] = r;
-            count[k as usize] += 1;
+        let nodes = of.iter().map(|&j| j as usize + 1).max().unwrap_or(0);
+        let mut members = vec![Vec::new(); nodes];
+        for (r, &j) in of.iter().enumerate() {
+            members[j as usize].push(r);
         }
         let rn = of[root] as usize;
-        let k = root - first[rn];
+        let k = members[rn].iter().position(|&r| r == root)?;
         // Every node needs a relay of the root's index.
-        if count.iter().any(|&c| c <= k) {
+        if members.iter().any(|m| m.len() <= k) {
             return None;
         }
+        // The relays' communicator ranks its members in rank order (the
+        // node order when the nodes are runs).
+        let mut order: Vec<usize> = (0..nodes).collect();
+        order.sort_by_key(|&j| members[j][k]);
         Some(Plan {
-            first,
-            count,
+            members,
             rn,
             k,
+            order,
+            runs: consecutive,
         })
     }
 
-    /// The relays' byte counts and displacements in the root's buffer
-    /// (the root's node gets none: its pieces are in place).
+    /// The root's node's rank among the relays (the root's own).
+    fn root_peer(&self) -> usize {
+        self.order
+            .iter()
+            .position(|&j| j == self.rn)
+            .expect("every node has a relay")
+    }
+
+    /// Where each relay's block sits (relay rank order), in bytes: in the
+    /// root's buffer at its node's first rank's piece (`runs`), else in
+    /// the packed copy, one block after another.
+    fn displs(&self, pb: usize) -> Vec<usize> {
+        let mut at = 0;
+        self.order
+            .iter()
+            .map(|&j| {
+                let m = &self.members[j];
+                if self.runs {
+                    m[0] * pb
+                } else {
+                    at += m.len() * pb;
+                    at - m.len() * pb
+                }
+            })
+            .collect()
+    }
+
+    /// The relays' byte counts and displacements (relay rank order); the
+    /// root's node gets none: its pieces are in place already.
     fn counts(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
-        let counts = (0..self.first.len())
-            .map(|k| {
-                if k == self.rn {
+        let counts = self
+            .order
+            .iter()
+            .map(|&j| {
+                if j == self.rn {
                     0
                 } else {
-                    (self.count[k] * pb) as c_int
+                    (self.members[j].len() * pb) as c_int
                 }
             })
             .collect();
-        let displs = self.first.iter().map(|&f| (f * pb) as c_int).collect();
+        let displs = self.displs(pb).into_iter().map(|d| d as c_int).collect();
         (counts, displs)
+    }
+
+    /// Every piece of a packed copy of the whole buffer: (rank, byte
+    /// offset in the copy), node by node in relay order.
+    fn packed_pieces(&self, pb: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let displs = self.displs(pb);
+        self.order.iter().enumerate().flat_map(move |(p, &j)| {
+            let d = displs[p];
+            self.members[j]
+                .iter()
+                .enumerate()
+                .map(move |(i, &r)| (r, d + i * pb))
+        })
     }
 }
 
@@ -209,11 +268,16 @@ pub(super) unsafe fn run(
 unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
     let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
     let (here, n, k) = (span.my_node as usize, node.n, plan.k);
+    let size = span.node_of.len();
+    // The relay's block of its node's pieces; at the root when the nodes
+    // are not runs, the packed copy of the whole buffer (its own node's
+    // block included).
     let mut block = None;
-    let rc = if here == plan.rn {
+    let mut whole: Option<Block> = None;
+    let rc = if here == plan.rn && plan.runs {
         // Straight into the root's buffer: its node's pieces start at its
         // node's first rank's.
-        let local = recv.map(|r| r.piece(root - k));
+        let local = recv.map(|r| r.piece(plan.members[here][0]));
         // SAFETY: the caller's buffers.
         if unsafe { node_gather(node, k, send, local) } {
             0
@@ -230,10 +294,19 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             unsafe { ffi::PMPI_Gather(sp, sc, sd, rp, rc, rd, k as c_int, span.node.0) }
         }
     } else {
-        let mine = send.expect("only the root gathers in place");
+        // A root gathering in place has its piece in its receive buffer.
+        let mine = send
+            .or_else(|| recv.map(|r| r.piece(root)))
+            .expect("only the root gathers in place");
         let local = (node.me == k).then(|| {
-            let b = block.insert(Block::new(pb * n));
-            byte_buf(b.ptr(), pb)
+            let p = if here == plan.rn {
+                let w = whole.insert(Block::new(pb * size));
+                // SAFETY: the root's block lies within the copy.
+                unsafe { w.ptr().add(plan.displs(pb)[plan.root_peer()]) }
+            } else {
+                block.insert(Block::new(pb * n)).ptr()
+            };
+            byte_buf(p, pb)
         });
         // SAFETY: the caller's buffer and the relay's block.
         if unsafe { node_gather(node, k, Some(mine), local) } {
@@ -268,22 +341,23 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
         return rc;
     }
     let bt = bytes_type();
+    let root_peer = plan.root_peer() as c_int;
     let rc = if here == plan.rn {
         let recv = recv.expect("the root's node's relay is the root");
-        let all = recv.times(span.node_of.len());
+        let all = recv.times(size);
         // The root's own node's pieces are in place already (and get no
         // bytes): the other nodes' blocks land straight in a dense buffer
-        // (piece r's bytes sit r * pb in), else in a packed copy of the
-        // whole buffer, unpacked node by node.
+        // whose nodes are runs (piece r's bytes sit r * pb in), else in a
+        // packed copy of the whole buffer, unpacked piece by piece.
         let (counts, displs) = plan.counts(pb);
-        let mut tmp: Vec<u8> = Vec::new();
-        let into = if all.d.contig {
+        let into = if let Some(w) = whole.as_mut() {
+            w.ptr()
+        } else if all.d.contig {
             recv.ptr
         } else {
-            tmp.resize(all.bytes(), 0);
-            tmp.as_mut_ptr()
+            whole.insert(Block::new(all.bytes())).ptr()
         };
-        // SAFETY: the caller's dense receive buffer or `tmp`, which the
+        // SAFETY: the caller's dense receive buffer or `whole`, which the
         // counts and displacements stay within.
         let rc = unsafe {
             ffi::PMPI_Gatherv(
@@ -294,20 +368,24 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                 counts.as_ptr(),
                 displs.as_ptr(),
                 bt,
-                plan.rn as c_int,
+                root_peer,
                 l.0,
             )
         };
-        if rc == 0 && !tmp.is_empty() {
-            for k in (0..plan.first.len()).filter(|&k| k != plan.rn) {
-                let (f, c) = (plan.first[k], plan.count[k]);
-                // SAFETY: the caller's receive buffer; `tmp` holds node
-                // k's pieces at f * pb.
-                unsafe {
-                    recv.piece(f)
-                        .times(c)
-                        .unpack_from(tmp.as_ptr().add(f * pb), c * pb)
-                };
+        if let (0, Some(w)) = (rc, whole.as_mut()) {
+            let base = w.ptr();
+            for (r, at) in plan.packed_pieces(pb) {
+                // The root's node's pieces are in place already when the
+                // nodes are runs; gathered in place, the root's own piece
+                // stays as it is.
+                if (plan.runs && span.node_of[r] as usize == plan.rn)
+                    || (r == root && send.is_none())
+                {
+                    continue;
+                }
+                // SAFETY: the caller's receive buffer; the copy holds piece
+                // r's bytes at `at`.
+                unsafe { recv.piece(r).unpack_from(base.add(at), pb) };
             }
         }
         rc
@@ -324,7 +402,7 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                 core::ptr::null(),
                 core::ptr::null(),
                 bt,
-                plan.rn as c_int,
+                root_peer,
                 l.0,
             )
         }
@@ -340,22 +418,27 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
 /// # Safety
 /// The buffers are the caller's.
 unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
-    let (node, span, plan, root, pb) = (c.node, c.span, &c.plan, c.root, c.pb);
+    let (node, span, plan, pb) = (c.node, c.span, &c.plan, c.pb);
     let (here, n, k) = (span.my_node as usize, node.n, plan.k);
+    let size = span.node_of.len();
     let bt = bytes_type();
+    // As in `gather`: a relay's block, the root's packed copy.
     let mut block = None;
+    let mut whole: Option<Block> = None;
     if let Some(l) = span.peers(k) {
         let rc = if here == plan.rn {
             let send = send.expect("the root's node's relay is the root");
-            let all = send.times(span.node_of.len());
-            let mut tmp: Vec<u8> = Vec::new();
-            let from = if all.d.contig {
+            let all = send.times(size);
+            let from = if plan.runs && all.d.contig {
                 send.ptr
             } else {
-                tmp.resize(all.bytes(), 0);
-                // SAFETY: the caller's buffer; `tmp` has room.
-                unsafe { all.pack_to(tmp.as_mut_ptr()) };
-                tmp.as_mut_ptr()
+                let base = whole.insert(Block::new(all.bytes())).ptr();
+                for (r, at) in plan.packed_pieces(pb) {
+                    // SAFETY: the caller's buffer; the copy has room for
+                    // piece r at `at`.
+                    unsafe { send.piece(r).pack_to(base.add(at)) };
+                }
+                base
             };
             let (counts, displs) = plan.counts(pb);
             // SAFETY: the caller's dense buffer or its packed copy, which
@@ -370,7 +453,7 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                     in_place() as *mut c_void,
                     0,
                     bt,
-                    plan.rn as c_int,
+                    plan.root_peer() as c_int,
                     l.0,
                 )
             }
@@ -387,7 +470,7 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
                     b.ptr().cast(),
                     (n * pb) as c_int,
                     bt,
-                    plan.rn as c_int,
+                    plan.root_peer() as c_int,
                     l.0,
                 )
             }
@@ -396,8 +479,8 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             return rc;
         }
     }
-    let rc = if here == plan.rn {
-        let local = send.map(|s| s.piece(root - k));
+    let rc = if here == plan.rn && plan.runs {
+        let local = send.map(|s| s.piece(plan.members[here][0]));
         // SAFETY: the caller's buffers.
         if unsafe { node_scatter(node, k, local, recv) } {
             0
@@ -414,29 +497,45 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             unsafe { ffi::PMPI_Scatter(sp, sc, sd, rp, rc, rd, k as c_int, span.node.0) }
         }
     } else {
-        let mine = recv.expect("only the root receives in place");
-        let local = block.as_mut().map(|b| byte_buf(b.ptr(), pb));
-        // SAFETY: the relay's block and the caller's buffer.
-        if unsafe { node_scatter(node, k, local, Some(mine)) } {
+        // The relay's block: its own, or (at the root) its node's block of
+        // the packed copy.
+        let local = if here == plan.rn {
+            let w = whole.as_mut().filter(|_| node.me == k);
+            w.map(|w| {
+                let at = plan.displs(pb)[plan.root_peer()];
+                // SAFETY: the root's node's block lies within the copy.
+                byte_buf(unsafe { w.ptr().add(at) }, pb)
+            })
+        } else {
+            block.as_mut().map(|b| byte_buf(b.ptr(), pb))
+        };
+        // SAFETY: the relay's block and the caller's buffer (`None` at a
+        // root that receives in place).
+        if unsafe { node_scatter(node, k, local, recv) } {
             0
         } else {
             gave_up();
             let mut packed = vec![0u8; pb];
             let sp = local.map_or(core::ptr::null(), |b| b.ptr as *const c_void);
+            let rp = if recv.is_some() {
+                packed.as_mut_ptr().cast()
+            } else {
+                in_place() as *mut c_void
+            };
             // SAFETY: bytes over the node's communicator, from its relay.
             let rc = unsafe {
                 ffi::PMPI_Scatter(
                     sp,
                     pb as c_int,
                     bt,
-                    packed.as_mut_ptr().cast(),
+                    rp,
                     pb as c_int,
                     bt,
                     k as c_int,
                     span.node.0,
                 )
             };
-            if rc == 0 {
+            if let (0, Some(mine)) = (rc, recv) {
                 // SAFETY: the caller's buffer; `packed` holds its bytes.
                 unsafe { mine.unpack_from(packed.as_ptr(), pb) };
             }
@@ -452,20 +551,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_plan_needs_consecutive_nodes() {
+    fn a_plan_relays_through_the_roots_index() {
         // Two nodes of two: roots 0 and 2 lead their nodes, whose leaders
         // relay; roots 1 and 3 are second on theirs, and so are the relays.
         let of = [0, 0, 1, 1];
         let p = Plan::new(&of, true, 0, 8).unwrap();
         assert_eq!(
-            (p.first, p.count, p.rn, p.k),
-            (vec![0, 2], vec![2, 2], 0, 0)
+            (p.members.clone(), p.rn, p.k, p.order.clone()),
+            (vec![vec![0, 1], vec![2, 3]], 0, 0, vec![0, 1])
         );
         let rn_k = |root| Plan::new(&of, true, root, 8).map(|p| (p.rn, p.k));
         assert_eq!(rn_k(1), Some((0, 1)));
         assert_eq!(rn_k(2), Some((1, 0)));
         assert_eq!(rn_k(3), Some((1, 1)));
-        assert!(Plan::new(&of, false, 0, 8).is_none());
         assert!(Plan::new(&of, true, 4, 8).is_none());
         // The whole buffer's bytes must fit an int.
         assert!(Plan::new(&of, true, 0, c_int::MAX as usize / 4).is_some());
@@ -474,13 +572,43 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_nodes_go_through_a_packed_copy() {
+        // Ranks dealt to two nodes in turn: node 0 has 0, 2, 4; node 1
+        // has 1, 3, 5. Root 3 is second on node 1.
+        let of = [0, 1, 0, 1, 0, 1];
+        let p = Plan::new(&of, false, 3, 4).unwrap();
+        assert_eq!((p.rn, p.k, p.root_peer()), (1, 1, 1));
+        // Blocks one after another in the copy; the root's node's gets no
+        // bytes from the relays.
+        assert_eq!(p.counts(4), (vec![12, 0], vec![0, 12]));
+        let pieces: Vec<_> = p.packed_pieces(4).collect();
+        assert_eq!(
+            pieces,
+            vec![(0, 0), (2, 4), (4, 8), (1, 12), (3, 16), (5, 20)]
+        );
+        // Three nodes of uneven placement, whose second members are not
+        // in node order: node 0 = {0, 4}, node 1 = {1, 2}, node 2 = {3, 5}.
+        // The relays of index 1 are ranks 4, 2, 5: in their communicator
+        // node 1's comes first, then node 0's, then node 2's.
+        let of = [0, 1, 1, 2, 0, 2];
+        let p = Plan::new(&of, false, 4, 1).unwrap();
+        assert_eq!(
+            (p.rn, p.k, p.order.clone(), p.root_peer()),
+            (0, 1, vec![1, 0, 2], 1)
+        );
+        assert_eq!(p.counts(1), (vec![2, 0, 2], vec![0, 2, 4]));
+        let ranks: Vec<usize> = p.packed_pieces(1).map(|(r, _)| r).collect();
+        assert_eq!(ranks, vec![1, 2, 0, 4, 3, 5]);
+    }
+
+    #[test]
     fn uneven_nodes_get_their_blocks() {
         // 2 + 1 + 1: the single-rank nodes lead themselves.
         let of = [0, 0, 1, 2];
         let p = Plan::new(&of, true, 3, 5).unwrap();
         assert_eq!(
-            (p.first.clone(), p.count.clone(), p.rn),
-            (vec![0, 2, 3], vec![2, 1, 1], 2)
+            (p.members.clone(), p.rn),
+            (vec![vec![0, 1], vec![2], vec![3]], 2)
         );
         // Bytes per node; the root's node gets none (its pieces are in
         // place); displacements at each node's first rank's piece.
