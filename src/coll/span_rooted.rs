@@ -136,6 +136,11 @@ impl Plan {
             .expect("every node has a relay")
     }
 
+    /// Where the root's node's block sits in the packed copy, in bytes.
+    fn root_block(&self, pb: usize) -> usize {
+        self.displs(pb)[self.root_peer()]
+    }
+
     /// Where each relay's block sits (relay rank order), in bytes: in the
     /// root's buffer at its node's first rank's piece (`runs`), else in
     /// the packed copy, one block after another.
@@ -302,7 +307,7 @@ unsafe fn gather(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
             let p = if here == plan.rn {
                 let w = whole.insert(Block::new(pb * size));
                 // SAFETY: the root's block lies within the copy.
-                unsafe { w.ptr().add(plan.displs(pb)[plan.root_peer()]) }
+                unsafe { w.ptr().add(plan.root_block(pb)) }
             } else {
                 block.insert(Block::new(pb * n)).ptr()
             };
@@ -501,11 +506,8 @@ unsafe fn scatter(c: &Call, send: Option<Buf>, recv: Option<Buf>) -> c_int {
         // the packed copy.
         let local = if here == plan.rn {
             let w = whole.as_mut().filter(|_| node.me == k);
-            w.map(|w| {
-                let at = plan.displs(pb)[plan.root_peer()];
-                // SAFETY: the root's node's block lies within the copy.
-                byte_buf(unsafe { w.ptr().add(at) }, pb)
-            })
+            // SAFETY: the root's node's block lies within the copy.
+            w.map(|w| byte_buf(unsafe { w.ptr().add(plan.root_block(pb)) }, pb))
         } else {
             block.as_mut().map(|b| byte_buf(b.ptr(), pb))
         };
