@@ -294,8 +294,8 @@ const VALGRIND: [&str; 3] = ["valgrind", "-q", "--num-callers=40"];
 /// heapmpi's code raises no error, and the program's four heap bugs get
 /// the reports they get stock, in the program's functions. The bugs run
 /// through LD_PRELOAD and --wrap; a default run takes one of them per MPI,
-/// the MPIs taking one each (a job under memcheck costs 8-10 s here), and
-/// the clean run through heapmpi-exec on both.
+/// the MPIs taking one each (a job under memcheck with heapmpi costs 11-12
+/// CPU-s here), and the clean run through heapmpi-exec on both.
 #[test]
 fn valgrind_finishes_and_reports_the_programs_bugs_as_stock() {
     require_tool("valgrind");

@@ -69,18 +69,16 @@ const CONFIGS: [Config; 3] = [
 ];
 
 /// The ways in `program` takes configuration `i` of [`CONFIGS`] through
-/// on `f`, or `None` if this run leaves it out: the 2-rank one both ways;
-/// a default run one of the two 4-rank ones through one way on one MPI
-/// (see `quick_pick` and `larger_on`), `--full` both, each in its own
-/// ways, on every MPI.
-fn config_modes(program: &str, i: usize, f: Flavour) -> Option<Vec<Mode>> {
+/// on `f`, one of the `flavours` it runs on, or `None` if this run leaves
+/// it out: the 2-rank one both ways; a default run one of the two 4-rank
+/// ones through one way on one MPI (see `quick_pick` and `larger_on`),
+/// `--full` both, each in its own ways, on every MPI.
+fn config_modes(program: &str, i: usize, flavours: &[Flavour], f: Flavour) -> Option<Vec<Mode>> {
     let (pick, quick_mode) = quick_pick(program, CONFIGS.len() - 1);
     match i {
         0 => Some(CONFIGS[0].modes.to_vec()),
         _ if full() => Some(CONFIGS[i].modes.to_vec()),
-        _ if i - 1 == pick && larger_on(program, &available_flavours(), f) => {
-            Some(vec![quick_mode])
-        }
+        _ if i - 1 == pick && larger_on(program, flavours, f) => Some(vec![quick_mode]),
         _ => None,
     }
 }
@@ -89,9 +87,10 @@ fn config_modes(program: &str, i: usize, f: Flavour) -> Option<Vec<Mode>> {
 /// "rank N: <verdict> ok" lines.
 fn conformance(test: &str, program: &str, verdict: &str) {
     let mut fl = Failures::new();
-    for f in available_flavours() {
+    let flavours = available_flavours();
+    for &f in &flavours {
         for (i, cfg) in CONFIGS.iter().enumerate() {
-            let Some(modes) = config_modes(program, i, f) else {
+            let Some(modes) = config_modes(program, i, &flavours, f) else {
                 continue;
             };
             let n = cfg.nranks;
@@ -552,9 +551,9 @@ fn p2p_mixed_with_mpi4_routines() {
         !flavours.is_empty(),
         "no installed MPI declares the MPI-4.0 routines (MPICH 4 does)"
     );
-    for f in flavours {
+    for &f in &flavours {
         for (i, cfg) in CONFIGS.iter().enumerate() {
-            let Some(modes) = config_modes(program, i, f) else {
+            let Some(modes) = config_modes(program, i, &flavours, f) else {
                 continue;
             };
             let n = cfg.nranks;
