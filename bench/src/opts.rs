@@ -44,7 +44,8 @@ and reports the median of the repetitions with the spread.
   --check           first run every benchmark in validation mode (-c: every
                     received byte checked) stock and heapmpi, plus mbw_mr at
                     4 ranks and the collectives at 3 and 4 ranks; exit 1 on
-                    any mismatch (--quick: stock on one MPI per run)
+                    any mismatch (--quick: stock and heapmpi each on
+                    one MPI per run, taking turns)
   --check-only      only the validation runs
   --apps LIST       applications of the suite, comma-separated (default:
                     all; --quick: lammps): lammps, hpcc, qe (Quantum
