@@ -18,9 +18,10 @@ use mpi_sys as ffi;
 
 use super::bcast::node_phase_bcast;
 use super::node_rooted::offered;
-use super::span_rooted::{self, Rooted};
+use super::span_rooted::{self, bytes_type, Block, Plan, Rooted};
 use super::{flat, gave_up, in_place, node, offer, ran, rank_ok, to_real, Buf, Stage, FAIL};
 use crate::comm::node::{Node, Span};
+use crate::raw::Comm;
 
 /// Whether some member offered [`FAIL`] in step `s` (after `wait_all`).
 pub(super) fn any_failed(node: &Node, s: u64) -> bool {
@@ -63,18 +64,21 @@ pub unsafe fn allgather(
         }
     };
     if let Some(span) = &node.span {
-        if !span.consecutive {
-            crate::profile::real(crate::profile::How::Remote, None);
-            return real();
-        }
+        // The whole buffer, in elements and (across interleaved nodes,
+        // whose blocks go packed) in bytes, must fit the real MPI's ints.
+        let size = span.node_of.len();
         let fits = (rcount as usize)
-            .checked_mul(span.node_of.len())
-            .is_some_and(|t| t <= c_int::MAX as usize);
+            .checked_mul(size)
+            .is_some_and(|t| t <= c_int::MAX as usize)
+            && send
+                .bytes()
+                .checked_mul(size)
+                .is_some_and(|t| t <= c_int::MAX as usize);
         if !fits {
             return real();
         }
         // SAFETY: the caller's buffers and arguments.
-        return unsafe { spanning_allgather(node, span, &send, &recv, (sbuf, scount, sdt)) };
+        return unsafe { spanning_allgather(node, span, &send, &recv, inplace) };
     }
     // SAFETY: the caller's buffers.
     if unsafe { all_read_all(node, &send, inplace, |m| recv.piece(m)) } {
@@ -85,73 +89,168 @@ pub unsafe fn allgather(
     }
 }
 
-/// `MPI_Allgather` across nodes whose ranks are consecutive: every node
-/// gathers its block into every member's receive buffer through the heap,
-/// the leaders exchange the blocks in place (`MPI_Allgatherv` over the real
-/// MPI), and each leader broadcasts the whole buffer to its node through
-/// the heap. A node phase the heap cannot serve runs over the node's own
+/// `MPI_Allgather` across nodes: every node gathers its ranks' pieces
+/// into every member's receive buffer through the heap, the leaders
+/// exchange the nodes' blocks (`MPI_Allgatherv` over the real MPI), and
+/// each leader broadcasts the whole buffer to its node through the heap,
+/// as `coll/han`'s two-level allgather does.
+///
+/// When each node's ranks are consecutive, a node's block is one run of
+/// the receive buffer, which the leaders exchange in place. When they are
+/// not (ranks dealt round-robin), the leaders exchange a packed copy of
+/// the whole buffer, node by node, as `coll/han` reorders at its leaders.
+/// A node phase the heap cannot serve runs over the node's own
 /// communicator, so the other nodes never notice.
 ///
 /// # Safety
 /// The buffers are the caller's; `recv` is one rank's piece, and the
-/// whole buffer (a piece per rank) has fewer than 2^31 elements.
+/// whole buffer (a piece per rank) has fewer than 2^31 elements and
+/// packed bytes.
 unsafe fn spanning_allgather(
     node: &Node,
     span: &Span,
     send: &Buf,
     recv: &Buf,
-    (sbuf, scount, sdt): (*const c_void, c_int, ffi::MPI_Datatype),
+    inplace: bool,
 ) -> c_int {
-    let rdt = recv.dt;
-    let first = node.ranks[0] as usize;
-    let inplace = sbuf == in_place();
-    let block = recv.piece(first);
+    let size = span.node_of.len();
+    let piece = |m: usize| recv.piece(node.ranks[m] as usize);
     // SAFETY: the caller's buffers.
-    let mut rc = if unsafe { all_read_all(node, send, inplace, |m| recv.piece(first + m)) } {
+    let mut rc = if unsafe { all_read_all(node, send, inplace, piece) } {
         0
     } else {
-        // SAFETY: the caller's arguments, over the node's communicator,
-        // whose rank m is member m: its block starts at piece `first`.
-        unsafe {
-            ffi::PMPI_Allgather(
-                sbuf,
-                scount,
-                sdt,
-                block.ptr.cast(),
-                recv.count as c_int,
-                rdt,
-                span.node.0,
-            )
-        }
+        // SAFETY: the caller's buffers.
+        unsafe { node_allgather_real(node, span, send, piece) }
     };
     if let (0, Some(l)) = (rc, span.leaders()) {
-        // Node k's block: its ranks' pieces, consecutive.
-        let nodes = span.node_of.last().map_or(0, |&k| k as usize + 1);
-        let (mut counts, mut displs) = (vec![0 as c_int; nodes], vec![0 as c_int; nodes]);
-        for (r, &k) in span.node_of.iter().enumerate().rev() {
-            counts[k as usize] += recv.count as c_int;
-            displs[k as usize] = (r * recv.count) as c_int;
-        }
-        // SAFETY: the caller's receive buffer (a piece per rank), which
-        // the counts and displacements stay within.
+        // SAFETY: the caller's receive buffer, a piece per rank.
         rc = unsafe {
-            ffi::PMPI_Allgatherv(
-                in_place(),
-                0,
-                rdt,
-                recv.ptr.cast(),
-                counts.as_ptr(),
-                displs.as_ptr(),
-                rdt,
-                l.0,
-            )
+            if span.consecutive {
+                leaders_in_place(span, recv, l)
+            } else {
+                leaders_packed(span, recv, l)
+            }
         };
     }
     if rc == 0 {
         // SAFETY: the caller's receive buffer.
-        rc = unsafe { node_phase_bcast(node, &recv.times(span.node_of.len()), 0) };
+        rc = unsafe { node_phase_bcast(node, &recv.times(size), 0) };
     }
     ran();
+    rc
+}
+
+/// The node phase of [`spanning_allgather`] over the real MPI, once the
+/// heap gave up ([`all_read_all`] counted it): each member's piece,
+/// packed, gathered to all over the node's communicator and unpacked into
+/// `piece(m)` for every member `m`.
+///
+/// # Safety
+/// The buffers are the caller's.
+unsafe fn node_allgather_real(
+    node: &Node,
+    span: &Span,
+    send: &Buf,
+    piece: impl Fn(usize) -> Buf,
+) -> c_int {
+    let pb = send.bytes();
+    let (mut mine, mut all) = (vec![0u8; pb], vec![0u8; pb * node.n]);
+    // SAFETY: the caller's buffer; `mine` has room for its bytes.
+    unsafe { send.pack_to(mine.as_mut_ptr()) };
+    let bt = bytes_type();
+    // SAFETY: bytes over the node's communicator, whose member m is rank
+    // m: `all` has room for every member's piece.
+    let rc = unsafe {
+        ffi::PMPI_Allgather(
+            mine.as_ptr().cast(),
+            pb as c_int,
+            bt,
+            all.as_mut_ptr().cast(),
+            pb as c_int,
+            bt,
+            span.node.0,
+        )
+    };
+    if rc == 0 {
+        for m in 0..node.n {
+            // SAFETY: the caller's buffer; `all` holds member m's bytes.
+            unsafe { piece(m).unpack_from(all.as_ptr().add(m * pb), pb) };
+        }
+    }
+    rc
+}
+
+/// The leaders' exchange when each node's ranks are consecutive: node
+/// `k`'s block is the run of pieces from its first rank's, exchanged in
+/// place in the receive buffer's own type.
+///
+/// # Safety
+/// `recv` is the caller's receive buffer's first piece; the whole buffer
+/// has fewer than 2^31 elements.
+unsafe fn leaders_in_place(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
+    let nodes = span.node_of.last().map_or(0, |&k| k as usize + 1);
+    let (mut counts, mut displs) = (vec![0 as c_int; nodes], vec![0 as c_int; nodes]);
+    for (r, &k) in span.node_of.iter().enumerate().rev() {
+        counts[k as usize] += recv.count as c_int;
+        displs[k as usize] = (r * recv.count) as c_int;
+    }
+    // SAFETY: the caller's receive buffer (a piece per rank), which the
+    // counts and displacements stay within.
+    unsafe {
+        ffi::PMPI_Allgatherv(
+            in_place(),
+            0,
+            recv.dt,
+            recv.ptr.cast(),
+            counts.as_ptr(),
+            displs.as_ptr(),
+            recv.dt,
+            leaders.0,
+        )
+    }
+}
+
+/// The leaders' exchange when the nodes' ranks interleave: a packed copy
+/// of the whole buffer, node after node (the leaders' order), each node's
+/// pieces in rank order. The leader packs its node's block from its
+/// receive buffer and unpacks the other nodes' into it.
+///
+/// # Safety
+/// `recv` is the caller's receive buffer's first piece; the whole buffer
+/// has fewer than 2^31 packed bytes.
+unsafe fn leaders_packed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
+    let pb = recv.bytes();
+    let plan = Plan::leaders(&span.node_of, pb).expect("the caller checked the bytes fit");
+    let (counts, displs) = plan.blocks(pb);
+    let mut whole = Block::new(pb * span.node_of.len());
+    let base = whole.ptr();
+    let here = |r: usize| span.node_of[r] == span.my_node;
+    for (r, at) in plan.packed_pieces(pb).filter(|&(r, _)| here(r)) {
+        // SAFETY: the caller's buffer; the copy has room for piece r at `at`.
+        unsafe { recv.piece(r).pack_to(base.add(at)) };
+    }
+    let bt = bytes_type();
+    // SAFETY: the packed copy, which the counts and displacements stay
+    // within; this leader's block is in place.
+    let rc = unsafe {
+        ffi::PMPI_Allgatherv(
+            in_place(),
+            0,
+            bt,
+            base.cast(),
+            counts.as_ptr(),
+            displs.as_ptr(),
+            bt,
+            leaders.0,
+        )
+    };
+    if rc == 0 {
+        for (r, at) in plan.packed_pieces(pb).filter(|&(r, _)| !here(r)) {
+            // SAFETY: the caller's buffer; the copy holds piece r's bytes
+            // at `at`.
+            unsafe { recv.piece(r).unpack_from(base.add(at), pb) };
+        }
+    }
     rc
 }
 

@@ -8,11 +8,10 @@
 //! once, straight from the other members' buffers, since the heap is mapped
 //! at one address everywhere; a buffer outside the heap (stack, globals) is
 //! first copied to a shared staging buffer. On a communicator that spans
-//! nodes, barrier, broadcast, reduce, allreduce, and allgather, gather and
-//! scatter (these when each node's ranks are consecutive; a gather's or
-//! scatter's root the lowest rank of its node) run hierarchically: a node phase
-//! through the heap to (or from) the node's leader, the leaders through the
-//! real MPI. Every other call (unknown communicators, the other
+//! nodes, barrier, broadcast, reduce, allreduce, allgather, gather and
+//! scatter (these two when every node has a member of the root's index)
+//! run hierarchically: a node phase through the heap to (or from) one
+//! member per node, those members through the real MPI. Every other call (unknown communicators, the other
 //! collectives on communicators that span nodes, arguments heapmpi leaves
 //! to the real MPI to judge) goes to the real MPI unchanged, and is
 //! counted.

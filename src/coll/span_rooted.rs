@@ -44,20 +44,20 @@ use crate::comm::node::{Node, Span};
 /// A byte buffer for a node's packed block: in the shared heap when it
 /// has room (the node phase then writes or reads it in place), else
 /// private memory (the node phase stages it).
-enum Block {
+pub(super) enum Block {
     Shared(Stage),
     Private(Vec<u8>),
 }
 
 impl Block {
-    fn new(len: usize) -> Block {
+    pub(super) fn new(len: usize) -> Block {
         match Stage::new(len) {
             Some(st) => Block::Shared(st),
             None => Block::Private(vec![0; len]),
         }
     }
 
-    fn ptr(&mut self) -> *mut u8 {
+    pub(super) fn ptr(&mut self) -> *mut u8 {
         match self {
             Block::Shared(st) => st.0,
             Block::Private(v) => v.as_mut_ptr(),
@@ -67,7 +67,7 @@ impl Block {
 
 /// `MPI_UINT8_T`: the relays move packed bytes (the real MPI has no
 /// `MPI_BYTE` handle in the bindings; both ends use this one type).
-fn bytes_type() -> ffi::MPI_Datatype {
+pub(super) fn bytes_type() -> ffi::MPI_Datatype {
     // SAFETY: reading an MPI constant.
     unsafe { ffi::RSMPI_UINT8_T }
 }
@@ -79,8 +79,9 @@ fn byte_buf(p: *mut u8, pb: usize) -> Buf {
 }
 
 /// The layout of a rooted collective across nodes, when it is taken (see
-/// the module's opening).
-struct Plan {
+/// the module's opening); with the root's index 0, the layout of the
+/// leaders' packed blocks in an allgather across interleaved nodes.
+pub(super) struct Plan {
     /// Each node's ranks in rank order (its members in member order).
     members: Vec<Vec<usize>>,
     /// The root's node.
@@ -128,6 +129,13 @@ impl Plan {
         })
     }
 
+    /// The leaders' layout: as a rooted collective whose root is rank 0
+    /// (node 0's leader), whose relays are the nodes' leaders in node
+    /// order. `None` when the whole buffer's bytes overflow an int.
+    pub(super) fn leaders(of: &[u32], pb: usize) -> Option<Plan> {
+        Plan::new(of, false, 0, pb)
+    }
+
     /// The root's node's rank among the relays (the root's own).
     fn root_peer(&self) -> usize {
         self.order
@@ -144,7 +152,7 @@ impl Plan {
     /// Where each relay's block sits (relay rank order), in bytes: in the
     /// root's buffer at its node's first rank's piece (`runs`), else in
     /// the packed copy, one block after another.
-    fn displs(&self, pb: usize) -> Vec<usize> {
+    pub(super) fn displs(&self, pb: usize) -> Vec<usize> {
         let mut at = 0;
         self.order
             .iter()
@@ -160,27 +168,27 @@ impl Plan {
             .collect()
     }
 
-    /// The relays' byte counts and displacements (relay rank order); the
-    /// root's node gets none: its pieces are in place already.
-    fn counts(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
-        let counts = self
-            .order
-            .iter()
-            .map(|&j| {
-                if j == self.rn {
-                    0
-                } else {
-                    (self.members[j].len() * pb) as c_int
-                }
-            })
+    /// Each relay's block's bytes and displacement (relay rank order),
+    /// as the real MPI's ints.
+    pub(super) fn blocks(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
+        let counts = (self.order.iter())
+            .map(|&j| (self.members[j].len() * pb) as c_int)
             .collect();
         let displs = self.displs(pb).into_iter().map(|d| d as c_int).collect();
         (counts, displs)
     }
 
+    /// The relays' byte counts and displacements (relay rank order); the
+    /// root's node gets none: its pieces are in place already.
+    fn counts(&self, pb: usize) -> (Vec<c_int>, Vec<c_int>) {
+        let (mut counts, displs) = self.blocks(pb);
+        counts[self.root_peer()] = 0;
+        (counts, displs)
+    }
+
     /// Every piece of a packed copy of the whole buffer: (rank, byte
     /// offset in the copy), node by node in relay order.
-    fn packed_pieces(&self, pb: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    pub(super) fn packed_pieces(&self, pb: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
         let displs = self.displs(pb);
         self.order.iter().enumerate().flat_map(move |(p, &j)| {
             let d = displs[p];
@@ -601,6 +609,26 @@ mod tests {
         assert_eq!(p.counts(1), (vec![2, 0, 2], vec![0, 2, 4]));
         let ranks: Vec<usize> = p.packed_pieces(1).map(|(r, _)| r).collect();
         assert_eq!(ranks, vec![1, 2, 0, 4, 3, 5]);
+    }
+
+    #[test]
+    fn leaders_exchange_every_nodes_block_in_node_order() {
+        // Node 0 = {0, 4}, node 1 = {1, 2}, node 2 = {3, 5}: the leaders
+        // (0, 1, 3) are in node order, whatever the other members' order.
+        let of = [0, 1, 1, 2, 0, 2];
+        let p = Plan::leaders(&of, 3).unwrap();
+        assert_eq!(p.order, vec![0, 1, 2]);
+        // Every node's block counts, its own included.
+        assert_eq!(p.blocks(3), (vec![6, 6, 6], vec![0, 6, 12]));
+        let pieces: Vec<_> = p.packed_pieces(3).collect();
+        assert_eq!(
+            pieces,
+            vec![(0, 0), (4, 3), (1, 6), (2, 9), (3, 12), (5, 15)]
+        );
+        // 2 + 1 round-robin: node 0 = {0, 2}, node 1 = {1}.
+        let p = Plan::leaders(&[0, 1, 0], 8).unwrap();
+        assert_eq!(p.blocks(8), (vec![16, 8], vec![0, 16]));
+        assert!(Plan::leaders(&[0, 1, 0], c_int::MAX as usize / 2).is_none());
     }
 
     #[test]
