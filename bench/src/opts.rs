@@ -74,6 +74,9 @@ and reports the median of the repetitions with the spread.
                     The collectives also run stock with the MPI's node-aware
                     algorithms (Open MPI coll/han, MPICH smp): a third
                     column, and heapmpi is held to the better stock
+  --round-robin     with --nodes: deal ranks to the nodes in turn (rank r
+                    on node r mod N: a node's ranks not consecutive, as
+                    mpirun --map-by node and MPICH's -hosts a,b place them)
   --out DIR         results directory (default bench/results/<timestamp>,
                     with bench/results/latest pointing at it)
   --publish         after the run, write its report (machine, commit, date,
@@ -125,6 +128,8 @@ pub struct Opts {
     pub publish_partial: bool,
     /// namespace nodes every MPI job goes across (`--nodes`; 1: none)
     pub nodes: usize,
+    /// `--round-robin`: across `--nodes`, ranks dealt to the nodes in turn
+    pub round_robin: bool,
     pub command_line: String,
 }
 
@@ -179,6 +184,7 @@ impl Opts {
             publish: false,
             publish_partial: false,
             nodes: 1,
+            round_robin: false,
             command_line: args.join(" "),
         };
         let mut benches_given = false;
@@ -363,6 +369,7 @@ impl Opts {
                         .filter(|n| (1..=8).contains(n))
                         .ok_or("--nodes wants 1 to 8")?;
                 }
+                "--round-robin" => o.round_robin = true,
                 "--timeout" => {
                     o.timeout = value()?.parse().map_err(|_| "--timeout wants seconds")?;
                 }
@@ -388,6 +395,9 @@ impl Opts {
         }
         if o.app && o.apps.is_empty() {
             return Err("--apps: no application selected".into());
+        }
+        if o.round_robin && o.nodes < 2 {
+            return Err("--round-robin: across --nodes 2 or more only".into());
         }
         if let Some(out) = o.out.as_ref().filter(|_| o.nodes > 1) {
             // The ranks read the libraries copied there and write their

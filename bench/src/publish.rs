@@ -52,6 +52,9 @@ pub fn left_out(opts: &Opts) -> Vec<String> {
     }
     if opts.nodes > 1 {
         v.push(format!("--nodes {}: across namespace nodes", opts.nodes));
+        if opts.round_robin {
+            v.push("--round-robin: ranks dealt to the nodes in turn".to_string());
+        }
     }
     if !opts.heapmpi_env.is_empty() {
         v.push("--heapmpi-env: heapmpi not in its default settings".to_string());

@@ -184,29 +184,50 @@ pub fn launch_args(mpi: &str, ranks: usize, across: bool) -> Vec<String> {
 
 /// Namespace nodes on this machine (`tests/cluster/cluster`) that every
 /// MPI run goes across: the launcher starts on node1, the ranks are spread
-/// evenly over the nodes in blocks (a node's ranks consecutive), and ranks
-/// of different nodes talk over TCP.
+/// evenly over the nodes in blocks (a node's ranks consecutive) or dealt
+/// to them in turn (`round_robin`), and ranks of different nodes talk over
+/// TCP.
 pub struct Nodes {
     /// the cluster's state directory
     pub dir: PathBuf,
     pub count: usize,
+    /// `--round-robin`: rank r on node r mod count (`--map-by node`, or
+    /// Hydra's one rank per host name in turn)
+    pub round_robin: bool,
 }
 
 impl Nodes {
     /// The launcher's host list for `ranks` ranks: as many slots on each
-    /// node as it gets ranks (the last nodes fewer when they do not divide).
+    /// node as it gets ranks (the last nodes fewer when they do not
+    /// divide), and how the launcher deals them.
     pub fn host_args(&self, mpi: &str, ranks: usize) -> Vec<String> {
         let per = ranks.div_ceil(self.count);
+        let slots = |i: usize| {
+            if self.round_robin {
+                // Node i gets ranks i-1, i-1+count, ...
+                ranks.saturating_sub(i - 1).div_ceil(self.count).max(1)
+            } else {
+                per.min(ranks.saturating_sub((i - 1) * per)).max(1)
+            }
+        };
         let hosts: Vec<String> = (1..=self.count)
-            .map(|i| {
-                format!(
-                    "node{i}:{}",
-                    per.min(ranks.saturating_sub((i - 1) * per)).max(1)
-                )
-            })
+            .map(|i| format!("node{i}:{}", slots(i)))
             .collect();
-        let flag = if is_openmpi(mpi) { "--host" } else { "-hosts" };
-        vec![flag.to_string(), hosts.join(",")]
+        match (is_openmpi(mpi), self.round_robin) {
+            (true, false) => vec!["--host".into(), hosts.join(",")],
+            (true, true) => vec![
+                "--host".into(),
+                hosts.join(","),
+                "--map-by".into(),
+                "node".into(),
+            ],
+            (false, false) => vec!["-hosts".into(), hosts.join(",")],
+            // Hydra deals one rank per host name in turn, wrapping around.
+            (false, true) => {
+                let names: Vec<String> = (1..=self.count).map(|i| format!("node{i}")).collect();
+                vec!["-hosts".into(), names.join(",")]
+            }
+        }
     }
 }
 
@@ -567,19 +588,26 @@ mod tests {
 
     #[test]
     fn hosts_spread_ranks_evenly_in_blocks() {
-        let n = Nodes {
+        let nodes = |count, round_robin| Nodes {
             dir: PathBuf::from("/x"),
-            count: 2,
+            count,
+            round_robin,
         };
+        let n = nodes(2, false);
         assert_eq!(n.host_args("openmpi", 2), ["--host", "node1:1,node2:1"]);
         assert_eq!(n.host_args("mpich", 4), ["-hosts", "node1:2,node2:2"]);
-        let three = Nodes {
-            dir: PathBuf::from("/x"),
-            count: 3,
-        };
         assert_eq!(
-            three.host_args("openmpi", 4),
+            nodes(3, false).host_args("openmpi", 4),
             ["--host", "node1:2,node2:2,node3:1"]
+        );
+        // Round-robin: node 1 of 3 gets ranks 0 and 3 of 4.
+        assert_eq!(
+            nodes(3, true).host_args("openmpi", 4),
+            ["--host", "node1:2,node2:1,node3:1", "--map-by", "node"]
+        );
+        assert_eq!(
+            nodes(2, true).host_args("mpich", 4),
+            ["-hosts", "node1,node2"]
         );
     }
 }

@@ -185,14 +185,25 @@ pub fn start_nodes(
     runner.nodes = Some(Nodes {
         dir: dir.clone(),
         count: opts.nodes,
+        round_robin: opts.round_robin,
     });
     let line = (
         "nodes".to_string(),
         format!(
             "{} namespace nodes on this machine (own hostname, /dev/shm, IPC, network; \
-             TCP between them), ranks spread in blocks, unbound",
-            opts.nodes
+             TCP between them), ranks {}, unbound",
+            opts.nodes,
+            placement(opts)
         ),
     );
     Ok(Some((NodesGuard { script, dir }, line)))
+}
+
+/// How a job's ranks are placed on `--nodes`, for the report.
+pub fn placement(opts: &Opts) -> &'static str {
+    if opts.round_robin {
+        "dealt to the nodes in turn (round-robin: a node's ranks not consecutive)"
+    } else {
+        "spread in blocks (a node's ranks consecutive)"
+    }
 }

@@ -27,10 +27,11 @@ pub(super) fn header(out: &mut String, opts: &Opts, res: &Results, env: &[(Strin
     if opts.nodes > 1 {
         let _ = writeln!(
             out,
-            "Across {} nodes: every job's ranks spread over the nodes in blocks, unbound (the nodes share\n\
+            "Across {} nodes: every job's ranks {}, unbound (the nodes share\n\
              this machine's cores); messages between nodes are the real MPI's over TCP, stock and under heapmpi\n\
              alike; a rank alone on its node runs without a heap (nothing to share), where heapmpi only routes.",
-            opts.nodes
+            opts.nodes,
+            crate::setup::placement(opts)
         );
     }
     if !opts.heapmpi_env.is_empty() {
