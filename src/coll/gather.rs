@@ -127,6 +127,8 @@ unsafe fn spanning_allgather(
         rc = unsafe {
             if span.consecutive {
                 leaders_in_place(span, recv, l)
+            } else if recv.bytes() * size >= TYPED_MIN {
+                leaders_typed(span, recv, l)
             } else {
                 leaders_packed(span, recv, l)
             }
@@ -208,6 +210,104 @@ unsafe fn leaders_in_place(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
             leaders.0,
         )
     }
+}
+
+/// The whole buffer's packed bytes from which the leaders of interleaved
+/// nodes exchange their blocks in place ([`leaders_typed`]) rather than
+/// through a packed copy ([`leaders_packed`]): below it, the copies cost
+/// less than a linear exchange's messages; above, the copies of the whole
+/// buffer cost more than the messages.
+const TYPED_MIN: usize = 64 << 10;
+
+/// The leaders' exchange of large blocks when the nodes' ranks
+/// interleave: each node's pieces described where they lie in the receive
+/// buffer (an indexed datatype of its own type), sent to and received
+/// from every other leader in place (a linear exchange), so that no byte
+/// is copied on the way, as the blocks of consecutive ranks are.
+///
+/// # Safety
+/// `recv` is the caller's receive buffer's first piece; the whole buffer
+/// has fewer than 2^31 elements.
+unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
+    let nodes = span
+        .node_of
+        .iter()
+        .map(|&j| j as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut at: Vec<Vec<c_int>> = vec![Vec::new(); nodes];
+    for (r, &j) in span.node_of.iter().enumerate() {
+        at[j as usize].push((r * recv.count) as c_int);
+    }
+    let mut types = Vec::with_capacity(nodes);
+    let mut rc = 0;
+    for displs in &at {
+        // SAFETY: reading an MPI constant.
+        let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
+        // SAFETY: `displs` holds as many displacements as the count says;
+        // the type is committed before use and freed below.
+        rc = unsafe {
+            ffi::PMPI_Type_create_indexed_block(
+                displs.len() as c_int,
+                recv.count as c_int,
+                displs.as_ptr(),
+                recv.dt,
+                &mut t,
+            )
+        };
+        if rc != 0 {
+            break;
+        }
+        // SAFETY: the type just made.
+        rc = unsafe { ffi::PMPI_Type_commit(&mut t) };
+        types.push(t);
+        if rc != 0 {
+            break;
+        }
+    }
+    if rc == 0 {
+        let me = span.my_node as usize;
+        // SAFETY: reading an MPI constant.
+        let mut reqs = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; 2 * nodes];
+        for j in (0..nodes).filter(|&j| j != me) {
+            // SAFETY: the caller's receive buffer, which node j's type
+            // (its ranks' pieces) and this node's stay within; the
+            // regions received and sent are disjoint.
+            unsafe {
+                ffi::PMPI_Irecv(
+                    recv.ptr.cast(),
+                    1,
+                    types[j],
+                    j as c_int,
+                    0,
+                    leaders.0,
+                    &mut reqs[2 * j],
+                );
+                ffi::PMPI_Isend(
+                    recv.ptr.cast(),
+                    1,
+                    types[me],
+                    j as c_int,
+                    0,
+                    leaders.0,
+                    &mut reqs[2 * j + 1],
+                );
+            }
+        }
+        // SAFETY: the requests just started (null ones are ignored).
+        rc = unsafe {
+            ffi::PMPI_Waitall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                ffi::RSMPI_STATUSES_IGNORE,
+            )
+        };
+    }
+    for mut t in types {
+        // SAFETY: a type made above, which no pending call uses any more.
+        unsafe { ffi::PMPI_Type_free(&mut t) };
+    }
+    rc
 }
 
 /// The leaders' exchange when the nodes' ranks interleave: a packed copy
