@@ -116,8 +116,12 @@ pub const LAYOUTS: [Layout; 4] = [
 /// a program of Init, Alltoall, Barrier and Finalize alone does it too): the
 /// ranks of one node wait in a PMI read, the other node's spin in UCX's TCP
 /// progress. `UCX_TLS=tcp,self`, `UCX_NET_DEVICES=eth0` and
-/// `MPIR_CVAR_NOLOCAL=1` change nothing. Three nodes of one rank hang
-/// there too, now and then; two nodes of one rank never did.
+/// `MPIR_CVAR_NOLOCAL=1` change nothing. Nodes of one rank hang there
+/// too, now and then (two in a `--full` run of `tests/cluster.rs`, with
+/// heapmpi inactive on every rank). MPICH's own account (pmodels/mpich
+/// pull request 6596, MPICH 4.2): a rank waiting in the PMI barrier of the
+/// UCX netmod's finalize stops the others' `ucp_disconnect_nb` from
+/// completing.
 pub const MPICH_LAYOUTS: [Layout; 1] = [Layout {
     slots: &[1, 1],
     round_robin: true,
