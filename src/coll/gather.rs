@@ -269,11 +269,12 @@ unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
         let me = span.my_node as usize;
         // SAFETY: reading an MPI constant.
         let mut reqs = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; 2 * nodes];
+        // The first error in starting a transfer, else Waitall's.
+        let mut started = 0;
         for j in (0..nodes).filter(|&j| j != me) {
             // SAFETY: the caller's receive buffer, which node j's type
-            // (its ranks' pieces) and this node's stay within; the
-            // regions received and sent are disjoint.
-            unsafe {
+            // (its ranks' pieces) stays within.
+            let got = unsafe {
                 ffi::PMPI_Irecv(
                     recv.ptr.cast(),
                     1,
@@ -282,7 +283,11 @@ unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
                     0,
                     leaders.0,
                     &mut reqs[2 * j],
-                );
+                )
+            };
+            // SAFETY: the caller's receive buffer, which this node's type
+            // stays within: regions no receive writes.
+            let sent = unsafe {
                 ffi::PMPI_Isend(
                     recv.ptr.cast(),
                     1,
@@ -291,10 +296,13 @@ unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
                     0,
                     leaders.0,
                     &mut reqs[2 * j + 1],
-                );
+                )
+            };
+            if started == 0 {
+                started = if got != 0 { got } else { sent };
             }
         }
-        // SAFETY: the requests just started (null ones are ignored).
+        // SAFETY: the requests started above (null ones are ignored).
         rc = unsafe {
             ffi::PMPI_Waitall(
                 reqs.len() as c_int,
@@ -302,6 +310,9 @@ unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
                 ffi::RSMPI_STATUSES_IGNORE,
             )
         };
+        if started != 0 {
+            rc = started;
+        }
     }
     for mut t in types {
         // SAFETY: a type made above, which no pending call uses any more.
