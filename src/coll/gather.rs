@@ -229,19 +229,18 @@ const TYPED_MIN: usize = 64 << 10;
 /// `recv` is the caller's receive buffer's first piece; the whole buffer
 /// has fewer than 2^31 elements.
 unsafe fn leaders_typed(span: &Span, recv: &Buf, leaders: Comm) -> c_int {
-    let nodes = span
-        .node_of
-        .iter()
-        .map(|&j| j as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let mut at: Vec<Vec<c_int>> = vec![Vec::new(); nodes];
-    for (r, &j) in span.node_of.iter().enumerate() {
-        at[j as usize].push((r * recv.count) as c_int);
-    }
+    let plan =
+        Plan::leaders(&span.node_of, recv.bytes()).expect("the caller checked the bytes fit");
+    let nodes = plan.members().len();
+    // Node j's pieces, in elements of the receive type from its start.
+    let at = plan.members().iter().map(|m| {
+        m.iter()
+            .map(|&r| (r * recv.count) as c_int)
+            .collect::<Vec<_>>()
+    });
     let mut types = Vec::with_capacity(nodes);
     let mut rc = 0;
-    for displs in &at {
+    for displs in at {
         // SAFETY: reading an MPI constant.
         let mut t = unsafe { ffi::RSMPI_DATATYPE_NULL };
         // SAFETY: `displs` holds as many displacements as the count says;

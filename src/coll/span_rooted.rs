@@ -136,6 +136,11 @@ impl Plan {
         Plan::new(of, false, 0, pb)
     }
 
+    /// Each node's ranks in rank order, node by node.
+    pub(super) fn members(&self) -> &[Vec<usize>] {
+        &self.members
+    }
+
     /// The root's node's rank among the relays (the root's own).
     fn root_peer(&self) -> usize {
         self.order
